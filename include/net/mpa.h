@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * In-kernel consumer API of MPA (RFC 5044), for the protocol above it
+ * (DDP). See Documentation/mpa.rst.
+ *
+ * A consumer registers a struct mpa_consumer under a name. It binds a
+ * connected TCP socket with mpa_bind(), which attaches the "mpa" ULP,
+ * then starts MPA as Initiator or Responder. Callbacks run in softirq
+ * or in process context with the socket lock held; they must not sleep
+ * and must not call back into MPA except mpa_conn_priv(),
+ * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_accept(),
+ * mpa_reject(), mpa_start() and mpa_unbind() sleep.
+ */
+#ifndef _NET_MPA_H
+#define _NET_MPA_H
+
+#include <linux/list.h>
+#include <linux/net.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+#include <uapi/linux/mpa.h>
+
+struct mpa_conn;
+
+/**
+ * struct mpa_consumer - an MPA consumer (ULP), e.g. DDP
+ * @name: unique name, e.g. "ddp"
+ * @owner: module that implements the callbacks
+ * @request: Responder: a valid Request arrived with the peer's private
+ *	data; answer later with mpa_accept() or mpa_reject()
+ * @reply: Initiator: a valid Reply arrived; @rejected is its R bit.
+ *	Unless rejected, the connection is in full operation.
+ * @ulpdu: a complete ULPDU whose CRC was verified. @data is linear and
+ *	valid only during the call.
+ * @error: an MPA error with its RFC 5044 code; nothing more is
+ *	delivered after it
+ * @peer_closed: the peer half-closed on an FPDU boundary
+ * @write_space: send space became available after mpa_send() returned
+ *	-EAGAIN
+ * @list: private to MPA
+ */
+struct mpa_consumer {
+	const char	*name;
+	struct module	*owner;
+	void (*request)(struct mpa_conn *conn, const void *pd, u16 pd_len);
+	void (*reply)(struct mpa_conn *conn, bool rejected, const void *pd,
+		      u16 pd_len);
+	void (*ulpdu)(struct mpa_conn *conn, const void *data, u32 len);
+	void (*error)(struct mpa_conn *conn, u32 code);
+	void (*peer_closed)(struct mpa_conn *conn);
+	void (*write_space)(struct mpa_conn *conn);
+	struct list_head list;
+};
+
+int mpa_register_consumer(struct mpa_consumer *consumer);
+void mpa_unregister_consumer(struct mpa_consumer *consumer);
+
+struct mpa_conn *mpa_bind(struct socket *sock, const char *consumer, void *priv);
+void mpa_unbind(struct mpa_conn *conn);
+void *mpa_conn_priv(struct mpa_conn *conn);
+
+int mpa_start(struct mpa_conn *conn, const struct mpa_start *start);
+int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len);
+int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len);
+
+int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
+	     int flags);
+u32 mpa_conn_mulpdu(struct mpa_conn *conn);
+void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info);
+
+#endif /* _NET_MPA_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * iWARP wire formats: MPA (RFC 5044) and DDP (RFC 5041).
+ *
+ * This is the only place where on-the-wire layouts are defined. It is
+ * shared by the kernel modules, the user-space unit tests, the fuzzers
+ * and the tools, so it depends on nothing but <linux/types.h>.
+ */
+#ifndef _UAPI_LINUX_IWARP_WIRE_H
+#define _UAPI_LINUX_IWARP_WIRE_H
+
+#include <linux/types.h>
+
+/* ---- MPA startup (RFC 5044 section 7.1.1, Figure 8) ---- */
+
+#define MPA_KEY_LEN		16
+#define MPA_KEY_REQ		"MPA ID Req Frame"
+#define MPA_KEY_REP		"MPA ID Rep Frame"
+#define MPA_MAX_PD_LEN		512
+
+/* bits of mpa_frame_hdr.flags */
+#define MPA_FLAG_M		0x80	/* markers required on what I receive */
+#define MPA_FLAG_C		0x40	/* CRC preferred */
+#define MPA_FLAG_R		0x20	/* Reply only: connection rejected */
+#define MPA_FLAG_RES		0x1f	/* reserved: send 0, ignore */
+
+/**
+ * struct mpa_frame_hdr - MPA Request/Reply frame header (20 octets)
+ * @key: "MPA ID Req Frame" or "MPA ID Rep Frame", no terminating NUL
+ * @flags: M, C, R and reserved bits
+ * @rev: MPA revision
+ * @pd_len: number of private data octets that follow, 0..512
+ */
+struct mpa_frame_hdr {
+	__u8	key[MPA_KEY_LEN];
+	__u8	flags;
+	__u8	rev;
+	__be16	pd_len;
+};
+
+/* RFC 5044 section 8 error codes */
+#define MPA_ERR_TCP_CLOSED	1	/* TCP closed or lost inside an FPDU */
+#define MPA_ERR_CRC		2	/* FPDU with a bad CRC */
+#define MPA_ERR_MARKER		3	/* bad marker */
+#define MPA_ERR_STARTUP		4	/* bad Request/Reply frame, startup failed */
+
+/* ---- MPA full operation (RFC 5044 section 4) ---- */
+
+#define MPA_HDR_LEN		2	/* ULPDU_Length */
+#define MPA_CRC_LEN		4
+#define MPA_MARKER_LEN		4
+#define MPA_MARKER_PERIOD	512
+#define MPA_MIN_MULPDU		128
+
+/**
+ * struct mpa_marker - MPA marker (RFC 5044 Figure 3)
+ * @rsvd: zero on transmit, ignored on receive except for the CRC
+ * @fpduptr: octets back from the marker to the ULPDU_Length field of the
+ *	FPDU that contains it, or 0 when the marker precedes an FPDU
+ */
+struct mpa_marker {
+	__be16	rsvd;
+	__be16	fpduptr;
+};
+
+/* ---- DDP (RFC 5041 section 4) ---- */
+
+#define DDP_FLAG_T		0x80	/* tagged */
+#define DDP_FLAG_L		0x40	/* last segment of the message */
+#define DDP_FLAG_RSVD		0x3c
+#define DDP_DV_MASK		0x03
+#define DDP_VERSION		1
+
+/**
+ * struct ddp_tagged_hdr - DDP tagged buffer header (14 octets)
+ * @ctrl: T=1, L, reserved, DV
+ * @rsvdulp: 8 bits owned by the ULP
+ * @stag: steering tag of the sink buffer
+ * @to: tagged offset of the first payload octet
+ */
+struct ddp_tagged_hdr {
+	__u8	ctrl;
+	__u8	rsvdulp;
+	__be32	stag;
+	__be64	to;
+} __attribute__((packed));
+
+/**
+ * struct ddp_untagged_hdr - DDP untagged buffer header (18 octets)
+ * @ctrl: T=0, L, reserved, DV
+ * @rsvdulp: 40 bits owned by the ULP
+ * @qn: queue number
+ * @msn: message sequence number, per queue, starting at 1
+ * @mo: message offset of the first payload octet
+ */
+struct ddp_untagged_hdr {
+	__u8	ctrl;
+	__u8	rsvdulp[5];
+	__be32	qn;
+	__be32	msn;
+	__be32	mo;
+} __attribute__((packed));
+
+#endif /* _UAPI_LINUX_IWARP_WIRE_H */

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * MPA (RFC 5044) socket options of the TCP upper layer protocol "mpa".
+ *
+ * After setsockopt(fd, SOL_TCP, TCP_ULP, "mpa") the options below live at
+ * level SOL_MPA. See Documentation/mpa.rst.
+ */
+#ifndef _UAPI_LINUX_MPA_H
+#define _UAPI_LINUX_MPA_H
+
+#include <linux/types.h>
+#include <linux/iwarp_wire.h>
+
+/* Socket option level. The kernel's SOL_* numbers are all below 300. */
+#define SOL_MPA			0x4d50
+
+/* setsockopt */
+#define MPA_START		1	/* struct mpa_start (+ private data) */
+#define MPA_ACCEPT		2	/* Responder: accept, optval = private data */
+#define MPA_REJECT		3	/* Responder: reject, optval = private data */
+#define MPA_TIMEOUT		4	/* __u32 startup timeout in ms, 0 = none */
+/* getsockopt */
+#define MPA_INFO		10	/* struct mpa_info */
+#define MPA_PEER_PD		11	/* the peer's private data */
+#define MPA_ERROR		12	/* __u32 RFC 5044 error code, MPA_ERR_* */
+#define MPA_STATS		13	/* struct mpa_stats */
+#define MPA_MULPDU		14	/* __u32 largest ULPDU that send accepts */
+
+/* struct mpa_start.role */
+#define MPA_ROLE_INITIATOR	1
+#define MPA_ROLE_RESPONDER	2
+
+/* struct mpa_start.flags */
+#define MPA_F_MARKERS		(1U << 0) /* require markers on what I receive */
+#define MPA_F_NO_CRC		(1U << 1) /* prefer no CRC (needs the admin's allow_no_crc) */
+
+/**
+ * struct mpa_start - argument of MPA_START
+ * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER
+ * @flags: MPA_F_*
+ * @rev: MPA revision to speak, 0 for the default (1)
+ * @pd_len: private data length (Initiator: in the Request), 0..512
+ * @lsm_len: Responder only: "last streaming message" length, sent as
+ *	plain TCP data before MPA waits for the Request (RFC 5044 7.1.5)
+ * @data: @pd_len octets of private data, then @lsm_len octets of the
+ *	last streaming message
+ */
+struct mpa_start {
+	__u32	role;
+	__u32	flags;
+	__u16	rev;
+	__u16	pd_len;
+	__u32	lsm_len;
+	__u8	data[];
+};
+
+/* struct mpa_info.state */
+enum mpa_state {
+	MPA_S_IDLE = 0,		/* attached, not started: plain TCP */
+	MPA_S_REQ_SENT,		/* Initiator: Request sent, waiting for the Reply */
+	MPA_S_REQ_WAIT,		/* Responder: waiting for the Request */
+	MPA_S_REQ_RCVD,		/* Responder: Request received, consumer decides */
+	MPA_S_FULL,		/* full operation: FPDUs */
+	MPA_S_REJECTED,		/* MPA exited after a reject, plain TCP */
+	MPA_S_ERROR,		/* MPA error, see MPA_ERROR */
+};
+
+/* MPA_ERROR returns the RFC 5044 error codes MPA_ERR_* of <linux/iwarp_wire.h> */
+
+/* struct mpa_info.flags */
+#define MPA_I_MARKERS_RX	(1U << 0) /* the peer inserts markers */
+#define MPA_I_MARKERS_TX	(1U << 1) /* we insert markers */
+#define MPA_I_CRC		(1U << 2) /* CRCs generated and checked */
+#define MPA_I_PEER_FIN		(1U << 3) /* the peer half-closed on an FPDU boundary */
+#define MPA_I_REJECTED		(1U << 4) /* the Reply had R=1 */
+
+/**
+ * struct mpa_info - state and negotiated parameters (MPA_INFO)
+ * @state: enum mpa_state
+ * @role: MPA_ROLE_*
+ * @flags: MPA_I_*
+ * @rev: negotiated revision
+ * @error: RFC 5044 error code, 0 if none
+ * @mulpdu: current MULPDU
+ * @peer_pd_len: length of the peer's private data
+ */
+struct mpa_info {
+	__u32	state;
+	__u32	role;
+	__u32	flags;
+	__u32	rev;
+	__u32	error;
+	__u32	mulpdu;
+	__u32	peer_pd_len;
+};
+
+/**
+ * struct mpa_stats - per-socket counters (MPA_STATS)
+ * @tx_fpdus: FPDUs sent
+ * @tx_octets: ULPDU octets sent
+ * @tx_markers: markers inserted
+ * @rx_fpdus: FPDUs received and validated
+ * @rx_octets: ULPDU octets received
+ * @rx_markers: markers removed
+ * @rx_crc_errors: FPDUs with a bad CRC
+ * @rx_marker_errors: bad markers
+ */
+struct mpa_stats {
+	__u64	tx_fpdus;
+	__u64	tx_octets;
+	__u64	tx_markers;
+	__u64	rx_fpdus;
+	__u64	rx_octets;
+	__u64	rx_markers;
+	__u64	rx_crc_errors;
+	__u64	rx_marker_errors;
+};
+
+#endif /* _UAPI_LINUX_MPA_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MPA module internals shared between its source files.
+ */
+#ifndef _MPA_H
+#define _MPA_H
+
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
+#include <net/mpa.h>
+#include <net/sock.h>
+
+#include "mpa_proto.h"
+
+/* transmit buffer: the largest FPDU with the most markers it can hold */
+#define MPA_TX_BUF_LEN	(MPA_MAX_ULPDU + MPA_HDR_LEN + 3 + MPA_CRC_LEN + \
+			 MPA_MARKER_LEN * (MPA_MAX_ULPDU / MPA_MARKER_PERIOD + 3))
+/* largest "last streaming message" MPA_START accepts */
+#define MPA_MAX_LSM_LEN	65536
+
+/**
+ * struct mpa_conn - per-socket MPA context
+ * @sk: the TCP socket
+ * @sk_proto: the socket's proto before MPA was attached
+ * @sk_ops: the socket's proto_ops before MPA was attached
+ * @saved_data_ready: sk_data_ready before MPA
+ * @saved_write_space: sk_write_space before MPA
+ * @saved_state_change: sk_state_change before MPA
+ * @state: enum mpa_state
+ * @role: MPA_ROLE_*, 0 before MPA_START
+ * @rev: MPA revision in use
+ * @lflags: local MPA_F_* flags given to MPA_START
+ * @closing: close has begun, deferred work must do nothing
+ * @rx_stop: leave received data in TCP (ULPDU waiting, startup decision,
+ *	error, or streaming mode)
+ * @rx_ready: a ULPDU is waiting in @rxbuf for recvmsg
+ * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
+ * @peer_fin: the peer half-closed on an FPDU boundary
+ * @markers_tx: we insert markers
+ * @crc: CRCs are generated and checked
+ * @err: RFC 5044 error code, 0 if none
+ * @err_errno: the errno that goes with @err
+ * @timeout_ms: startup timeout
+ * @tx_base: TCP write_seq of our first octet of full operation
+ * @tx_pend_off: offset of the unsent rest of an FPDU in @txbuf
+ * @tx_pend_len: length of that rest
+ * @frame_have: octets of the peer's Request/Reply received
+ * @peer: decoded header of the peer's Request/Reply
+ * @frame: the peer's Request/Reply frame
+ * @rx: FPDU decoder
+ * @rxbuf: ULPDU being received
+ * @txbuf: FPDU being sent
+ * @stats: transmit counters (receive counters live in @rx)
+ * @consumer: bound in-kernel consumer, NULL for user space
+ * @consumer_priv: the consumer's cookie
+ * @abort_work: closes TCP after error 4
+ * @tx_work: sends the rest of an FPDU when space comes back
+ * @timeout_work: startup timeout
+ * @rcu: for freeing after readers of icsk_ulp_data are gone
+ */
+struct mpa_conn {
+	struct sock		*sk;
+	struct proto		*sk_proto;
+	const struct proto_ops	*sk_ops;
+	void			(*saved_data_ready)(struct sock *sk);
+	void			(*saved_write_space)(struct sock *sk);
+	void			(*saved_state_change)(struct sock *sk);
+
+	u8			state;
+	u8			role;
+	u8			rev;
+	u32			lflags;
+	bool			closing;
+	bool			rx_stop;
+	bool			rx_ready;
+	bool			tx_allowed;
+	bool			peer_fin;
+	bool			markers_tx;
+	bool			crc;
+	u32			err;
+	int			err_errno;
+	u32			timeout_ms;
+
+	u32			tx_base;
+	u32			tx_pend_off;
+	u32			tx_pend_len;
+
+	u32			frame_have;
+	struct mpa_frame_info	peer;
+	u8			frame[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
+
+	struct mpa_rx		rx;
+	u8			*rxbuf;
+	u8			*txbuf;
+	struct mpa_stats	stats;
+
+	struct mpa_consumer	*consumer;
+	void			*consumer_priv;
+
+	struct work_struct	abort_work;
+	struct work_struct	tx_work;
+	struct delayed_work	timeout_work;
+	struct rcu_head		rcu;
+};
+
+#endif /* _MPA_H */

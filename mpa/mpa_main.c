@@ -1,0 +1,1228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA (RFC 5044) as the TCP upper layer protocol "mpa".
+ *
+ * setsockopt(fd, SOL_TCP, TCP_ULP, "mpa") on an established TCP socket
+ * attaches an MPA context. Until MPA is started the socket is a plain
+ * TCP stream. MPA_START runs the Request/Reply exchange; in full
+ * operation every send is one FPDU and every receive one ULPDU.
+ *
+ * Receive parsing runs from the socket's data-ready callback (softirq,
+ * or the owner's release_sock() backlog), always serialised by the
+ * socket lock, through tcp_read_sock(). A ULPDU for user space stays in
+ * the per-socket buffer until recvmsg() takes it; until then MPA leaves
+ * further data in TCP so the peer is throttled by the TCP window.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/inet_connection_sock.h>
+#include <net/tcp.h>
+
+#include "mpa.h"
+
+static bool allow_no_crc;
+module_param(allow_no_crc, bool, 0644);
+MODULE_PARM_DESC(allow_no_crc,
+		 "Administrator allows sockets to ask for no CRC (MPA_F_NO_CRC); default no");
+
+static unsigned int startup_timeout_ms = 10000;
+module_param(startup_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(startup_timeout_ms,
+		 "Default MPA startup timeout in milliseconds, 0 for none");
+
+enum { MPA_IPV4, MPA_IPV6, MPA_NFAMILIES };
+
+static DEFINE_MUTEX(mpa_prot_lock);
+static const struct proto *mpa_base_prot[MPA_NFAMILIES];
+static const struct proto_ops *mpa_base_ops[MPA_NFAMILIES];
+static struct proto mpa_prot[MPA_NFAMILIES];
+static struct proto_ops mpa_ops[MPA_NFAMILIES];
+
+static DEFINE_MUTEX(mpa_consumers_lock);
+static LIST_HEAD(mpa_consumers);
+
+static inline struct mpa_conn *mpa_get(const struct sock *sk)
+{
+	/* icsk_ulp_data is RCU only for sock_diag readers */
+	return (__force struct mpa_conn *)inet_csk(sk)->icsk_ulp_data;
+}
+
+/* The socket speaks MPA frames (as opposed to a plain TCP stream). */
+static bool mpa_framing(const struct mpa_conn *c)
+{
+	return c->state != MPA_S_IDLE && c->state != MPA_S_REJECTED;
+}
+
+static bool mpa_in_startup(const struct mpa_conn *c)
+{
+	return c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT ||
+	       c->state == MPA_S_REQ_RCVD;
+}
+
+static int mpa_errno(u32 code)
+{
+	switch (code) {
+	case MPA_ERR_TCP_CLOSED:
+		return ECONNRESET;
+	case MPA_ERR_CRC:
+		return EBADMSG;
+	case MPA_ERR_MARKER:
+		return EPROTO;
+	default:
+		return ECONNABORTED;
+	}
+}
+
+/* Tell user space (a waiting reader or poll) that something happened. */
+static void mpa_wake(struct mpa_conn *c)
+{
+	if (!c->consumer)
+		c->saved_data_ready(c->sk);
+}
+
+/*
+ * mpa_fail() - report an MPA error; nothing more is delivered. Codes 2
+ * and 3 leave TCP open so the consumer can send a last message; the
+ * startup error 4 closes it.
+ */
+static void mpa_fail(struct mpa_conn *c, u32 code, int err)
+{
+	struct sock *sk = c->sk;
+
+	if (c->err)
+		return;
+	c->err = code;
+	c->err_errno = err;
+	c->rx_stop = true;
+	c->rx_ready = false;
+	if (mpa_in_startup(c) || code == MPA_ERR_STARTUP)
+		c->state = MPA_S_ERROR;
+	if (code == MPA_ERR_STARTUP && !c->closing) {
+		sock_hold(sk);
+		if (!schedule_work(&c->abort_work))
+			sock_put(sk);
+	}
+	WRITE_ONCE(sk->sk_err, err);
+	sk_error_report(sk);
+	if (c->consumer)
+		c->consumer->error(c, code);
+}
+
+static void mpa_abort_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(work, struct mpa_conn, abort_work);
+	struct sock *sk = c->sk;
+
+	tcp_abort(sk, c->err_errno);
+	sock_put(sk);
+}
+
+static void mpa_timeout_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(to_delayed_work(work),
+					  struct mpa_conn, timeout_work);
+	struct sock *sk = c->sk;
+
+	lock_sock(sk);
+	if (!c->closing && (c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT))
+		mpa_fail(c, MPA_ERR_STARTUP, ETIMEDOUT);
+	release_sock(sk);
+	sock_put(sk);
+}
+
+static void mpa_stop_timeout(struct mpa_conn *c)
+{
+	if (cancel_delayed_work(&c->timeout_work))
+		sock_put(c->sk);
+}
+
+/* ---- transmit ---- */
+
+static int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
+{
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = flags };
+
+	iov_iter_kvec(&msg.msg_iter, WRITE, &iov, 1, len);
+	return tcp_sendmsg_locked(c->sk, &msg, len);
+}
+
+/* Send what is left of the current FPDU. */
+static int mpa_tx_flush(struct mpa_conn *c, int flags)
+{
+	int ret;
+
+	while (c->tx_pend_len) {
+		ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
+				   MSG_EOR | (flags & MSG_DONTWAIT));
+		if (ret < 0)
+			return ret;
+		c->tx_pend_off += ret;
+		c->tx_pend_len -= ret;
+	}
+	return 0;
+}
+
+static void mpa_tx_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(work, struct mpa_conn, tx_work);
+	struct sock *sk = c->sk;
+
+	lock_sock(sk);
+	if (!c->closing)
+		mpa_tx_flush(c, MSG_DONTWAIT);
+	release_sock(sk);
+	sock_put(sk);
+}
+
+static u32 mpa_mulpdu_locked(const struct mpa_conn *c)
+{
+	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache), c->markers_tx);
+}
+
+static int mpa_copy_iter(void *ctx, void *dst, u32 len)
+{
+	return copy_from_iter_full(dst, len, ctx) ? 0 : -EFAULT;
+}
+
+/* Wait, with the socket lock held, until @cond or an error or timeout. */
+#define mpa_wait(c, timeo, cond)					\
+({									\
+	DEFINE_WAIT_FUNC(__wait, woken_wake_function);			\
+	int __ret = 0;							\
+									\
+	while (!(cond)) {						\
+		if ((c)->err || (c)->sk->sk_err) {			\
+			__ret = -((c)->err ? (c)->err_errno : (c)->sk->sk_err); \
+			break;						\
+		}							\
+		if (!*(timeo)) {					\
+			__ret = -EAGAIN;				\
+			break;						\
+		}							\
+		if (signal_pending(current)) {				\
+			__ret = sock_intr_errno(*(timeo));		\
+			break;						\
+		}							\
+		add_wait_queue(sk_sleep((c)->sk), &__wait);		\
+		sk_wait_event((c)->sk, timeo, (cond) || (c)->err ||	\
+			      (c)->sk->sk_err, &__wait);		\
+		remove_wait_queue(sk_sleep((c)->sk), &__wait);		\
+	}								\
+	__ret;								\
+})
+
+/* One ULPDU from @from as one FPDU. Socket locked. */
+static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len,
+			   int flags)
+{
+	struct sock *sk = c->sk;
+	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	u32 pos;
+	int ret;
+
+	if (mpa_in_startup(c)) {
+		ret = mpa_wait(c, &timeo, !mpa_in_startup(c));
+		if (ret)
+			return ret;
+	}
+	if (c->state == MPA_S_REJECTED)
+		return -ECONNREFUSED;
+	if (c->state != MPA_S_FULL)
+		return c->err ? -c->err_errno : -ENOTCONN;
+	if (len > mpa_mulpdu_locked(c))
+		return -EMSGSIZE;
+	/* after error 2 or 3 the consumer may still send a last message */
+	if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
+		WRITE_ONCE(sk->sk_err, 0);
+
+	/* RFC 5044 7.1.2 rule 4: a Responder sends after it got one FPDU */
+	ret = mpa_wait(c, &timeo, c->tx_allowed);
+	if (ret)
+		return ret;
+	ret = mpa_tx_flush(c, flags);
+	if (ret)
+		return ret;
+
+	pos = tcp_sk(sk)->write_seq - c->tx_base;
+	if ((flags & MSG_DONTWAIT) && !sk_stream_memory_free(sk)) {
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		return -EAGAIN;
+	}
+	ret = mpa_fpdu_encode(c->txbuf, MPA_TX_BUF_LEN, pos, c->markers_tx,
+			      c->crc, len, mpa_copy_iter, from);
+	if (ret < 0)
+		return ret;
+	c->tx_pend_off = 0;
+	c->tx_pend_len = ret;
+	c->stats.tx_fpdus++;
+	c->stats.tx_octets += len;
+	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
+				MPA_CRC_LEN) / MPA_MARKER_LEN;
+
+	/* The FPDU is committed: a rest that did not fit goes out later. */
+	ret = mpa_tx_flush(c, flags);
+	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
+		return ret;
+	return len;
+}
+
+/* ---- receive ---- */
+
+static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
+{
+	struct tcp_sock *tp = tcp_sk(c->sk);
+
+	c->markers_tx = peer_markers;
+	c->crc = c->peer.crc || !(c->lflags & MPA_F_NO_CRC);
+	mpa_rx_init(&c->rx, c->rxbuf, c->lflags & MPA_F_MARKERS, c->crc);
+	c->tx_base = tp->write_seq;
+	/* FPDUs must not wait for Nagle */
+	tp->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
+	c->state = MPA_S_FULL;
+}
+
+/* The peer's Request or Reply is complete in c->frame. */
+static void mpa_frame_done(struct mpa_conn *c)
+{
+	const u8 *pd = c->frame + MPA_FRAME_HDR_LEN;
+	u16 pd_len = c->peer.pd_len;
+
+	mpa_stop_timeout(c);
+	c->rx_stop = true;
+	if (c->role == MPA_ROLE_RESPONDER) {
+		c->state = MPA_S_REQ_RCVD;
+		if (c->consumer)
+			c->consumer->request(c, pd, pd_len);
+		mpa_wake(c);
+		return;
+	}
+	if (c->peer.reject) {
+		c->state = MPA_S_REJECTED;
+	} else {
+		mpa_enter_full(c, c->peer.markers);
+		c->tx_allowed = true;
+		c->rx_stop = false;
+	}
+	if (c->consumer)
+		c->consumer->reply(c, c->peer.reject, pd, pd_len);
+	mpa_wake(c);
+}
+
+static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
+{
+	u32 need, n, used = 0;
+	int err;
+
+	while (used < len && !c->rx_stop) {
+		need = MPA_FRAME_HDR_LEN;
+		if (c->frame_have >= MPA_FRAME_HDR_LEN)
+			need += c->peer.pd_len;
+		n = min(len - used, need - c->frame_have);
+		memcpy(c->frame + c->frame_have, data + used, n);
+		c->frame_have += n;
+		used += n;
+		if (c->frame_have == MPA_FRAME_HDR_LEN) {
+			err = mpa_frame_decode(c->frame, BIT(c->rev), &c->peer);
+			/* a Request to an Initiator: Initiator/Initiator */
+			if (!err && c->peer.request != (c->role == MPA_ROLE_RESPONDER))
+				err = -EPROTO;
+			if (err) {
+				mpa_fail(c, MPA_ERR_STARTUP, ECONNABORTED);
+				break;
+			}
+		}
+		if (c->frame_have == MPA_FRAME_HDR_LEN + c->peer.pd_len)
+			mpa_frame_done(c);
+	}
+	return used;
+}
+
+static void mpa_rx_ulpdu(struct mpa_conn *c)
+{
+	c->stats.rx_octets += c->rx.ulpdu_len;
+	struct socket_wq *wq;
+
+	if (!c->tx_allowed) {
+		c->tx_allowed = true;
+		/* wake a sender waiting for rule 4 */
+		rcu_read_lock();
+		wq = rcu_dereference(c->sk->sk_wq);
+		if (skwq_has_sleeper(wq))
+			wake_up_interruptible_all(&wq->wait);
+		rcu_read_unlock();
+	}
+	if (c->consumer) {
+		c->consumer->ulpdu(c, c->rxbuf, c->rx.ulpdu_len);
+		return;
+	}
+	c->rx_ready = true;
+	c->rx_stop = true;
+}
+
+static void mpa_rx_error(struct mpa_conn *c)
+{
+	if (c->rx.err == MPA_ERR_MARKER)
+		c->stats.rx_marker_errors++;
+	mpa_fail(c, c->rx.err, mpa_errno(c->rx.err));
+}
+
+static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			  unsigned int offset, size_t len)
+{
+	struct mpa_conn *c = desc->arg.data;
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+	u32 used;
+	int ev;
+
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while (!c->rx_stop && (n = skb_seq_read(done, &data, &st)) != 0) {
+		if (c->state != MPA_S_FULL) {
+			done += mpa_rx_frame(c, data, n);
+			continue;
+		}
+		ev = mpa_rx_feed(&c->rx, data, n, &used);
+		done += used;
+		if (ev == MPA_RX_ULPDU)
+			mpa_rx_ulpdu(c);
+		else if (ev == MPA_RX_ERROR)
+			mpa_rx_error(c);
+	}
+	skb_abort_seq_read(&st);
+	if (c->rx_stop)
+		desc->count = 0;
+	return done;
+}
+
+/* The peer's FIN, once every octet before it has been parsed. */
+static void mpa_rx_fin(struct mpa_conn *c)
+{
+	if (c->peer_fin || c->err || !(c->sk->sk_shutdown & RCV_SHUTDOWN))
+		return;
+	if (c->state == MPA_S_FULL && mpa_rx_idle(&c->rx)) {
+		c->peer_fin = true;
+		if (c->consumer)
+			c->consumer->peer_closed(c);
+		mpa_wake(c);
+		return;
+	}
+	/* inside an FPDU (error 1) or inside the startup exchange */
+	mpa_fail(c, c->state == MPA_S_FULL ? MPA_ERR_TCP_CLOSED : MPA_ERR_STARTUP,
+		 ECONNRESET);
+	mpa_wake(c);
+}
+
+/* Parse what TCP holds. Socket lock (or bh lock, not owned) held. */
+static void mpa_rx_process(struct mpa_conn *c)
+{
+	read_descriptor_t desc = { .arg.data = c, .count = 1 };
+	bool was_ready = c->rx_ready;
+
+	if (!mpa_framing(c) || c->rx_stop || c->closing)
+		return;
+	tcp_read_sock(c->sk, &desc, mpa_recv_actor);
+	if (!c->rx_stop)
+		mpa_rx_fin(c);
+	if (c->rx_ready && !was_ready)
+		mpa_wake(c);
+}
+
+static void mpa_data_ready(struct sock *sk)
+{
+	struct mpa_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = mpa_get(sk);
+	if (c) {
+		if (mpa_framing(c))
+			mpa_rx_process(c);
+		else
+			c->saved_data_ready(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void mpa_state_change(struct sock *sk)
+{
+	struct mpa_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = mpa_get(sk);
+	if (c) {
+		if (mpa_framing(c))
+			mpa_rx_process(c);
+		c->saved_state_change(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void mpa_write_space(struct sock *sk)
+{
+	struct mpa_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = mpa_get(sk);
+	if (c) {
+		if (c->tx_pend_len && !c->closing) {
+			sock_hold(sk);
+			if (!schedule_work(&c->tx_work))
+				sock_put(sk);
+		} else if (c->consumer && c->consumer->write_space) {
+			c->consumer->write_space(c);
+		}
+		c->saved_write_space(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* ---- startup ---- */
+
+static int mpa_local_crc(u32 lflags)
+{
+	return !(lflags & MPA_F_NO_CRC);
+}
+
+static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
+			  const void *pd, u16 pd_len)
+{
+	struct mpa_frame_info fi = {
+		.request = request,
+		.markers = c->lflags & MPA_F_MARKERS,
+		.crc = mpa_local_crc(c->lflags),
+		.reject = reject,
+		.rev = c->rev,
+		.pd_len = pd_len,
+	};
+	u8 *buf;
+	int len, ret;
+
+	buf = kmalloc(MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi, pd);
+	ret = len < 0 ? len : mpa_send_raw(c, buf, len, 0);
+	kfree(buf);
+	if (ret >= 0 && ret != len)
+		ret = -EPIPE;
+	return ret < 0 ? ret : 0;
+}
+
+static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
+{
+	struct sock *sk = c->sk;
+	int ret;
+
+	if (c->state != MPA_S_IDLE)
+		return -EISCONN;
+	if ((s->role != MPA_ROLE_INITIATOR && s->role != MPA_ROLE_RESPONDER) ||
+	    (s->flags & ~(MPA_F_MARKERS | MPA_F_NO_CRC)) ||
+	    s->pd_len > MPA_MAX_PD_LEN || s->lsm_len > MPA_MAX_LSM_LEN ||
+	    (s->lsm_len && s->role != MPA_ROLE_RESPONDER) ||
+	    (s->pd_len && s->role != MPA_ROLE_INITIATOR))
+		return -EINVAL;
+	if (s->rev != 0 && s->rev != 1)
+		return -EPROTONOSUPPORT;
+	if ((s->flags & MPA_F_NO_CRC) && !READ_ONCE(allow_no_crc))
+		return -EPERM;
+	if (sk->sk_state != TCP_ESTABLISHED)
+		return -ENOTCONN;
+
+	if (!c->rxbuf)
+		c->rxbuf = kvmalloc(MPA_RX_BUF_LEN, GFP_KERNEL);
+	if (!c->txbuf)
+		c->txbuf = kvmalloc(MPA_TX_BUF_LEN, GFP_KERNEL);
+	if (!c->rxbuf || !c->txbuf)
+		return -ENOMEM;
+
+	c->role = s->role;
+	c->rev = 1;
+	c->lflags = s->flags;
+	if (s->role == MPA_ROLE_INITIATOR) {
+		ret = mpa_send_frame(c, true, false, s->data, s->pd_len);
+		if (ret)
+			return ret;
+		c->state = MPA_S_REQ_SENT;
+	} else {
+		if (s->lsm_len) {
+			ret = mpa_send_raw(c, s->data, s->lsm_len, 0);
+			if (ret < 0)
+				return ret;
+			if (ret != s->lsm_len)
+				return -EPIPE;
+		}
+		c->state = MPA_S_REQ_WAIT;
+	}
+	if (c->timeout_ms) {
+		sock_hold(sk);
+		if (!schedule_delayed_work(&c->timeout_work,
+					   msecs_to_jiffies(c->timeout_ms)))
+			sock_put(sk);
+	}
+	/* octets that arrived before MPA_START are the start of the stream */
+	c->rx_stop = false;
+	mpa_rx_process(c);
+	return 0;
+}
+
+static int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
+			     u16 pd_len)
+{
+	int ret;
+
+	if (c->state != MPA_S_REQ_RCVD)
+		return c->err ? -c->err_errno : -EINVAL;
+	if (pd_len > MPA_MAX_PD_LEN)
+		return -EINVAL;
+	ret = mpa_send_frame(c, false, reject, pd, pd_len);
+	if (ret)
+		return ret;
+	if (reject) {
+		c->state = MPA_S_REJECTED;
+		return 0;
+	}
+	/* M in the Request: the Responder adds markers */
+	mpa_enter_full(c, c->peer.markers);
+	c->rx_stop = false;
+	mpa_rx_process(c);
+	return 0;
+}
+
+/* ---- socket operations ---- */
+
+static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	int ret;
+
+	lock_sock(sk);
+	if (!mpa_framing(c)) {
+		ret = tcp_sendmsg_locked(sk, msg, size);
+	} else if (msg->msg_flags & MSG_OOB) {
+		ret = -EOPNOTSUPP;
+	} else {
+		ret = mpa_send_locked(c, &msg->msg_iter, size, msg->msg_flags);
+	}
+	release_sock(sk);
+	return ret;
+}
+
+static int mpa_sendpage(struct sock *sk, struct page *page, int offset,
+			size_t size, int flags)
+{
+	struct mpa_conn *c = mpa_get(sk);
+
+	if (mpa_framing(c))
+		return -EOPNOTSUPP;
+	return c->sk_proto->sendpage(sk, page, offset, size, flags);
+}
+
+static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+		       int flags, int *addr_len)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	long timeo;
+	u32 n, ulen;
+	int ret;
+
+	if (!mpa_framing(c) || (flags & MSG_ERRQUEUE))
+		return c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
+
+	lock_sock(sk);
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	ret = mpa_wait(c, &timeo, c->rx_ready || c->peer_fin ||
+		       c->state == MPA_S_REJECTED);
+	if (ret) {
+		/* the error is reported; SO_ERROR need not report it again */
+		if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
+			WRITE_ONCE(sk->sk_err, 0);
+		goto out;
+	}
+	if (!c->rx_ready) {
+		if (c->state == MPA_S_REJECTED) {
+			release_sock(sk);
+			return c->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+		}
+		goto out;	/* peer_fin: end of stream */
+	}
+	ulen = c->rx.ulpdu_len;
+	n = min_t(size_t, len, ulen);
+	if (memcpy_to_msg(msg, c->rxbuf, n)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	msg->msg_flags |= MSG_EOR;
+	if (n < ulen)
+		msg->msg_flags |= MSG_TRUNC;
+	ret = (flags & MSG_TRUNC) ? ulen : n;
+	if (!(flags & MSG_PEEK)) {
+		c->rx_ready = false;
+		c->rx_stop = false;
+		mpa_rx_process(c);
+	}
+out:
+	release_sock(sk);
+	return ret;
+}
+
+static bool mpa_sock_is_readable(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_get(sk);
+
+	return c && (READ_ONCE(c->rx_ready) || READ_ONCE(c->err) ||
+		     READ_ONCE(c->peer_fin) || READ_ONCE(c->state) == MPA_S_REQ_RCVD ||
+		     READ_ONCE(c->state) == MPA_S_REJECTED);
+}
+
+static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
+			       struct pipe_inode_info *pipe, size_t len,
+			       unsigned int flags)
+{
+	struct mpa_conn *c = mpa_get(sock->sk);
+
+	if (mpa_framing(c))
+		return -EOPNOTSUPP;
+	return c->sk_ops->splice_read(sock, ppos, pipe, len, flags);
+}
+
+static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
+				unsigned int optlen)
+{
+	struct mpa_start *s;
+	int ret;
+
+	if (optlen < sizeof(*s) || optlen > sizeof(*s) + MPA_MAX_PD_LEN + MPA_MAX_LSM_LEN)
+		return -EINVAL;
+	s = kvmalloc(optlen, GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	ret = -EFAULT;
+	if (copy_from_sockptr(s, optval, optlen))
+		goto out;
+	ret = -EINVAL;
+	if (optlen != sizeof(*s) + s->pd_len + s->lsm_len)
+		goto out;
+	lock_sock(c->sk);
+	ret = mpa_start_locked(c, s);
+	release_sock(c->sk);
+out:
+	kvfree(s);
+	return ret;
+}
+
+static int mpa_setsockopt(struct sock *sk, int level, int optname,
+			  sockptr_t optval, unsigned int optlen)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	u8 pd[MPA_MAX_PD_LEN];
+	u32 val;
+	int ret;
+
+	if (level != SOL_MPA)
+		return c->sk_proto->setsockopt(sk, level, optname, optval, optlen);
+	if (c->consumer)
+		return -EBUSY;
+
+	switch (optname) {
+	case MPA_START:
+		return mpa_setsockopt_start(c, optval, optlen);
+	case MPA_ACCEPT:
+	case MPA_REJECT:
+		if (optlen > MPA_MAX_PD_LEN)
+			return -EINVAL;
+		if (copy_from_sockptr(pd, optval, optlen))
+			return -EFAULT;
+		lock_sock(sk);
+		ret = mpa_answer_locked(c, optname == MPA_REJECT, pd, optlen);
+		release_sock(sk);
+		return ret;
+	case MPA_TIMEOUT:
+		if (optlen != sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sk);
+		ret = c->state == MPA_S_IDLE ? 0 : -EISCONN;
+		if (!ret)
+			c->timeout_ms = val;
+		release_sock(sk);
+		return ret;
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+static void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->state = c->state;
+	info->role = c->role;
+	info->rev = c->rev;
+	info->error = c->err;
+	info->peer_pd_len = c->frame_have > MPA_FRAME_HDR_LEN ?
+			    c->frame_have - MPA_FRAME_HDR_LEN : 0;
+	if (c->state == MPA_S_FULL || (c->state == MPA_S_ERROR && c->rxbuf)) {
+		info->mulpdu = mpa_mulpdu_locked(c);
+		if (c->rx.markers)
+			info->flags |= MPA_I_MARKERS_RX;
+		if (c->markers_tx)
+			info->flags |= MPA_I_MARKERS_TX;
+		if (c->crc)
+			info->flags |= MPA_I_CRC;
+	}
+	if (c->peer_fin)
+		info->flags |= MPA_I_PEER_FIN;
+	if (c->role == MPA_ROLE_INITIATOR && c->state == MPA_S_REJECTED)
+		info->flags |= MPA_I_REJECTED;
+}
+
+static int mpa_getsockopt(struct sock *sk, int level, int optname,
+			  char __user *optval, int __user *optlen)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	union {
+		struct mpa_info info;
+		struct mpa_stats stats;
+		u32 val;
+	} u;
+	const void *src = &u;
+	int len, size;
+
+	if (level != SOL_MPA)
+		return c->sk_proto->getsockopt(sk, level, optname, optval, optlen);
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+
+	lock_sock(sk);
+	switch (optname) {
+	case MPA_INFO:
+		mpa_fill_info(c, &u.info);
+		size = sizeof(u.info);
+		break;
+	case MPA_STATS:
+		u.stats = c->stats;
+		u.stats.rx_fpdus = c->rx.ulpdus;
+		u.stats.rx_markers = c->rx.nmarkers;
+		u.stats.rx_crc_errors = c->rx.crc_errors;
+		size = sizeof(u.stats);
+		break;
+	case MPA_ERROR:
+		u.val = c->err;
+		size = sizeof(u.val);
+		break;
+	case MPA_MULPDU:
+		u.val = c->state == MPA_S_FULL ? mpa_mulpdu_locked(c) : 0;
+		size = sizeof(u.val);
+		break;
+	case MPA_PEER_PD:
+		src = c->frame + MPA_FRAME_HDR_LEN;
+		size = c->frame_have > MPA_FRAME_HDR_LEN ?
+		       c->frame_have - MPA_FRAME_HDR_LEN : 0;
+		if (len < size) {
+			release_sock(sk);
+			return -ENOSPC;
+		}
+		break;
+	case MPA_TIMEOUT:
+		u.val = c->timeout_ms;
+		size = sizeof(u.val);
+		break;
+	default:
+		release_sock(sk);
+		return -ENOPROTOOPT;
+	}
+	len = min(len, size);
+	if (copy_to_user(optval, src, len) || put_user(len, optlen))
+		len = -EFAULT;
+	release_sock(sk);
+	return len < 0 ? len : 0;
+}
+
+/* ---- attach and detach ---- */
+
+static void mpa_conn_free(struct mpa_conn *c)
+{
+	kvfree(c->rxbuf);
+	kvfree(c->txbuf);
+	if (c->consumer)
+		module_put(c->consumer->owner);
+	kfree_rcu(c, rcu);
+}
+
+static void mpa_close(struct sock *sk, long timeout)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	struct proto *prot = c->sk_proto;
+
+	lock_sock(sk);
+	c->closing = true;
+	/* best effort to finish a partly sent FPDU */
+	if (c->tx_pend_len)
+		mpa_tx_flush(c, MSG_DONTWAIT);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = c->saved_data_ready;
+	sk->sk_write_space = c->saved_write_space;
+	sk->sk_state_change = c->saved_state_change;
+	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, NULL);
+	WRITE_ONCE(sk->sk_prot, prot);
+	if (sk->sk_socket)
+		WRITE_ONCE(sk->sk_socket->ops, c->sk_ops);
+	write_unlock_bh(&sk->sk_callback_lock);
+	release_sock(sk);
+
+	/* the workers take the socket lock: cancel without it */
+	if (cancel_work_sync(&c->abort_work))
+		sock_put(sk);
+	if (cancel_work_sync(&c->tx_work))
+		sock_put(sk);
+	if (cancel_delayed_work_sync(&c->timeout_work))
+		sock_put(sk);
+	mpa_conn_free(c);
+	prot->close(sk, timeout);
+}
+
+static void mpa_build_protos(int fam, const struct proto *base,
+			     const struct proto_ops *ops)
+{
+	struct proto *p = &mpa_prot[fam];
+	struct proto_ops *o = &mpa_ops[fam];
+
+	*p = *base;
+	p->close = mpa_close;
+	p->sendmsg = mpa_sendmsg;
+	p->sendpage = mpa_sendpage;
+	p->recvmsg = mpa_recvmsg;
+	p->setsockopt = mpa_setsockopt;
+	p->getsockopt = mpa_getsockopt;
+	p->sock_is_readable = mpa_sock_is_readable;
+
+	*o = *ops;
+	o->splice_read = mpa_splice_read;
+	o->mmap = sock_no_mmap;
+	o->read_sock = NULL;
+	o->read_skb = NULL;
+	mpa_base_prot[fam] = base;
+	mpa_base_ops[fam] = ops;
+}
+
+static int mpa_ulp_init(struct sock *sk)
+{
+	int fam = sk->sk_family == AF_INET6 ? MPA_IPV6 : MPA_IPV4;
+	struct mpa_conn *c;
+
+	if (sk->sk_protocol != IPPROTO_TCP ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	/* Only an established connection has a byte stream to frame. */
+	if (sk->sk_state != TCP_ESTABLISHED)
+		return -ENOTCONN;
+	if (!sk->sk_socket)
+		return -EINVAL;
+
+	mutex_lock(&mpa_prot_lock);
+	if (!mpa_base_prot[fam])
+		mpa_build_protos(fam, sk->sk_prot, sk->sk_socket->ops);
+	mutex_unlock(&mpa_prot_lock);
+	/* another layer (sockmap, ...) already replaced the proto */
+	if (sk->sk_prot != mpa_base_prot[fam] ||
+	    sk->sk_socket->ops != mpa_base_ops[fam])
+		return -EBUSY;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->sk = sk;
+	c->sk_proto = sk->sk_prot;
+	c->sk_ops = sk->sk_socket->ops;
+	c->rev = 1;
+	c->rx_stop = true;
+	c->timeout_ms = READ_ONCE(startup_timeout_ms);
+	INIT_WORK(&c->abort_work, mpa_abort_work);
+	INIT_WORK(&c->tx_work, mpa_tx_work);
+	INIT_DELAYED_WORK(&c->timeout_work, mpa_timeout_work);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	c->saved_data_ready = sk->sk_data_ready;
+	c->saved_write_space = sk->sk_write_space;
+	c->saved_state_change = sk->sk_state_change;
+	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, c);
+	sk->sk_data_ready = mpa_data_ready;
+	sk->sk_write_space = mpa_write_space;
+	sk->sk_state_change = mpa_state_change;
+	WRITE_ONCE(sk->sk_prot, &mpa_prot[fam]);
+	WRITE_ONCE(sk->sk_socket->ops, &mpa_ops[fam]);
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+}
+
+static void mpa_ulp_release(struct sock *sk)
+{
+	/* mpa_close() detached and freed the context; this only runs for
+	 * a socket destroyed without close, which TCP does not do.
+	 */
+	struct mpa_conn *c = mpa_get(sk);
+
+	if (c) {
+		rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, NULL);
+		mpa_conn_free(c);
+	}
+}
+
+static struct tcp_ulp_ops mpa_ulp_ops __read_mostly = {
+	.name		= "mpa",
+	.owner		= THIS_MODULE,
+	.init		= mpa_ulp_init,
+	.release	= mpa_ulp_release,
+};
+
+/* ---- in-kernel consumer API ---- */
+
+/**
+ * mpa_register_consumer() - make an MPA consumer available by name
+ * @consumer: the consumer, with every callback set
+ *
+ * Return: 0, -EINVAL if a callback is missing, -EEXIST if the name is taken.
+ */
+int mpa_register_consumer(struct mpa_consumer *consumer)
+{
+	struct mpa_consumer *p;
+	int ret = 0;
+
+	if (!consumer->name || !consumer->request || !consumer->reply ||
+	    !consumer->ulpdu || !consumer->error || !consumer->peer_closed)
+		return -EINVAL;
+	mutex_lock(&mpa_consumers_lock);
+	list_for_each_entry(p, &mpa_consumers, list)
+		if (!strcmp(p->name, consumer->name))
+			ret = -EEXIST;
+	if (!ret)
+		list_add_tail(&consumer->list, &mpa_consumers);
+	mutex_unlock(&mpa_consumers_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_register_consumer);
+
+/**
+ * mpa_unregister_consumer() - remove a consumer registered earlier
+ * @consumer: the consumer
+ *
+ * Sockets bound to it hold a reference on its module, so none is left
+ * when its module exit calls this.
+ */
+void mpa_unregister_consumer(struct mpa_consumer *consumer)
+{
+	mutex_lock(&mpa_consumers_lock);
+	list_del(&consumer->list);
+	mutex_unlock(&mpa_consumers_lock);
+}
+EXPORT_SYMBOL_GPL(mpa_unregister_consumer);
+
+/**
+ * mpa_bind() - attach MPA to a connected TCP socket for a consumer
+ * @sock: an established TCP socket
+ * @name: name of a registered consumer
+ * @priv: the consumer's cookie, see mpa_conn_priv()
+ *
+ * Context: process context; takes the socket lock.
+ * Return: the connection, or an ERR_PTR: -ENOENT for an unknown
+ * consumer, or what setsockopt(TCP_ULP, "mpa") returns.
+ */
+struct mpa_conn *mpa_bind(struct socket *sock, const char *name, void *priv)
+{
+	struct mpa_consumer *p, *found = NULL;
+	struct mpa_conn *c;
+	int ret;
+
+	mutex_lock(&mpa_consumers_lock);
+	list_for_each_entry(p, &mpa_consumers, list)
+		if (!strcmp(p->name, name) && try_module_get(p->owner))
+			found = p;
+	mutex_unlock(&mpa_consumers_lock);
+	if (!found)
+		return ERR_PTR(-ENOENT);
+
+	ret = sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
+				    KERNEL_SOCKPTR("mpa"), sizeof("mpa"));
+	if (ret) {
+		module_put(found->owner);
+		return ERR_PTR(ret);
+	}
+	lock_sock(sock->sk);
+	c = mpa_get(sock->sk);
+	c->consumer = found;
+	c->consumer_priv = priv;
+	release_sock(sock->sk);
+	return c;
+}
+EXPORT_SYMBOL_GPL(mpa_bind);
+
+/**
+ * mpa_unbind() - stop calling the consumer for this connection
+ * @conn: the connection
+ *
+ * The socket stays open; its owner closes it.
+ */
+void mpa_unbind(struct mpa_conn *conn)
+{
+	struct sock *sk = conn->sk;
+	struct mpa_consumer *p;
+
+	lock_sock(sk);
+	write_lock_bh(&sk->sk_callback_lock);
+	p = conn->consumer;
+	conn->consumer = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	conn->rx_stop = true;
+	release_sock(sk);
+	if (p)
+		module_put(p->owner);
+}
+EXPORT_SYMBOL_GPL(mpa_unbind);
+
+/**
+ * mpa_conn_priv() - the cookie given to mpa_bind()
+ * @conn: the connection
+ *
+ * Return: the cookie.
+ */
+void *mpa_conn_priv(struct mpa_conn *conn)
+{
+	return conn->consumer_priv;
+}
+EXPORT_SYMBOL_GPL(mpa_conn_priv);
+
+/**
+ * mpa_start() - start MPA as Initiator or Responder
+ * @conn: the connection
+ * @start: role, flags and private data, as for the MPA_START option
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno, as setsockopt(MPA_START).
+ */
+int mpa_start(struct mpa_conn *conn, const struct mpa_start *start)
+{
+	int ret;
+
+	lock_sock(conn->sk);
+	ret = mpa_start_locked(conn, start);
+	release_sock(conn->sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_start);
+
+/**
+ * mpa_accept() - Responder: accept the Request and enter full operation
+ * @conn: the connection
+ * @pd: private data for the Reply
+ * @pd_len: its length, at most 512
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len)
+{
+	int ret;
+
+	lock_sock(conn->sk);
+	ret = mpa_answer_locked(conn, false, pd, pd_len);
+	release_sock(conn->sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_accept);
+
+/**
+ * mpa_reject() - Responder: reject the Request; MPA exits, TCP stays open
+ * @conn: the connection
+ * @pd: private data for the Reply
+ * @pd_len: its length, at most 512
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len)
+{
+	int ret;
+
+	lock_sock(conn->sk);
+	ret = mpa_answer_locked(conn, true, pd, pd_len);
+	release_sock(conn->sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_reject);
+
+/**
+ * mpa_send() - send one ULPDU as one FPDU
+ * @conn: the connection
+ * @vec: the ULPDU, in pieces
+ * @nr: number of pieces
+ * @len: total length, at most mpa_conn_mulpdu()
+ * @flags: MSG_DONTWAIT or 0
+ *
+ * Context: process context; may sleep unless MSG_DONTWAIT.
+ * Return: @len, -EMSGSIZE, -EAGAIN, or another negative errno.
+ */
+int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
+	     int flags)
+{
+	struct iov_iter it;
+	int ret;
+
+	iov_iter_kvec(&it, WRITE, vec, nr, len);
+	lock_sock(conn->sk);
+	ret = mpa_send_locked(conn, &it, len, flags);
+	release_sock(conn->sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_send);
+
+/**
+ * mpa_conn_mulpdu() - largest ULPDU mpa_send() accepts now
+ * @conn: the connection
+ *
+ * It follows the TCP MSS; 0 before full operation.
+ * Return: MULPDU in octets.
+ */
+u32 mpa_conn_mulpdu(struct mpa_conn *conn)
+{
+	return READ_ONCE(conn->state) == MPA_S_FULL ? mpa_mulpdu_locked(conn) : 0;
+}
+EXPORT_SYMBOL_GPL(mpa_conn_mulpdu);
+
+/**
+ * mpa_conn_info() - state and negotiated parameters
+ * @conn: the connection
+ * @info: filled in as for the MPA_INFO option
+ */
+void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info)
+{
+	mpa_fill_info(conn, info);
+}
+EXPORT_SYMBOL_GPL(mpa_conn_info);
+
+static int __init mpa_module_init(void)
+{
+	return tcp_register_ulp(&mpa_ulp_ops);
+}
+
+static void __exit mpa_module_exit(void)
+{
+	tcp_unregister_ulp(&mpa_ulp_ops);
+	/* contexts are freed with kfree_rcu() */
+	rcu_barrier();
+}
+
+module_init(mpa_module_init);
+module_exit(mpa_module_exit);
+
+MODULE_DESCRIPTION("MPA (RFC 5044) framing as a TCP upper layer protocol");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_TCP_ULP("mpa");

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pure MPA (RFC 5044) protocol logic: startup frames, MULPDU, FPDU
+ * encoding with markers and CRC32c, and an incremental FPDU decoder.
+ *
+ * Nothing here knows about sockets or skbs. The same source is built
+ * into mpa.ko, into the user-space unit tests and into the fuzzers
+ * (selftests/unit provides the few kernel headers it needs).
+ */
+#ifndef _MPA_PROTO_H
+#define _MPA_PROTO_H
+
+#include <linux/types.h>
+#include <uapi/linux/iwarp_wire.h>
+
+#define MPA_FRAME_HDR_LEN	((u32)sizeof(struct mpa_frame_hdr))
+/* largest ULPDU the 16-bit length can carry, plus pad */
+#define MPA_MAX_ULPDU		0xffffU
+#define MPA_RX_BUF_LEN		(MPA_MAX_ULPDU + 3)
+
+
+/**
+ * struct mpa_frame_info - decoded MPA Request/Reply frame header
+ * @request: key is "MPA ID Req Frame" (false: "MPA ID Rep Frame")
+ * @markers: M bit
+ * @crc: C bit
+ * @reject: R bit (meaningful in a Reply only)
+ * @rev: revision field
+ * @pd_len: private data length
+ */
+struct mpa_frame_info {
+	bool	request;
+	bool	markers;
+	bool	crc;
+	bool	reject;
+	u8	rev;
+	u16	pd_len;
+};
+
+int mpa_frame_decode(const void *hdr, u32 rev_mask, struct mpa_frame_info *info);
+int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
+		     const void *pd);
+
+u32 mpa_mulpdu(u32 emss, bool markers);
+
+/**
+ * mpa_marker_gap() - octets from stream position @pos to the next marker
+ * @pos: stream position, relative to the first marker (mod 2^32)
+ *
+ * Return: 0 when a marker starts at @pos, otherwise 1..511.
+ */
+static inline u32 mpa_marker_gap(u32 pos)
+{
+	return (MPA_MARKER_PERIOD - (pos % MPA_MARKER_PERIOD)) % MPA_MARKER_PERIOD;
+}
+
+static inline u32 mpa_pad_len(u32 ulpdu_len)
+{
+	return (4 - ((MPA_HDR_LEN + ulpdu_len) & 3)) & 3;
+}
+
+u32 mpa_fpdu_wire_len(u32 pos, u32 ulpdu_len, bool markers);
+
+/**
+ * typedef mpa_copy_fn - fetch the next @len octets of a ULPDU
+ * @ctx: caller context
+ * @dst: where to write them
+ * @len: how many
+ *
+ * Return: 0, or a negative errno that aborts the encoding.
+ */
+typedef int (*mpa_copy_fn)(void *ctx, void *dst, u32 len);
+
+int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
+		    u32 ulpdu_len, mpa_copy_fn copy, void *ctx);
+
+/* Result of mpa_rx_feed() */
+enum mpa_rx_event {
+	MPA_RX_MORE = 0,	/* consumed everything, FPDU not complete */
+	MPA_RX_ULPDU,		/* a ULPDU is complete in rx->buf */
+	MPA_RX_ERROR,		/* protocol error, see rx->err */
+};
+
+/**
+ * struct mpa_rx - incremental FPDU decoder state
+ * @buf: destination of the ULPDU (and pad), at least MPA_RX_BUF_LEN octets
+ * @markers: markers are present in the received stream
+ * @crc: CRCs are checked
+ * @pos: stream position of the next octet, relative to the first marker
+ * @fpdu_start: stream position of the current FPDU's ULPDU_Length field
+ * @state: internal parser state
+ * @in_fpdu: at least one octet (marker or header) of an FPDU has been seen
+ * @partial: octets collected of the current marker
+ * @nmark: how many octets of @partial are valid
+ * @npartial: octets collected of a split ULPDU_Length or CRC field
+ * @acc: value of the ULPDU_Length or CRC field being collected
+ * @ulpdu_len: ULPDU_Length of the current FPDU (valid after MPA_RX_ULPDU)
+ * @have: octets of ULPDU + pad received so far
+ * @crc_acc: running CRC32c (pre-inversion)
+ * @err: MPA error code once MPA_RX_ERROR was returned
+ * @ulpdus: counter of complete ULPDUs
+ * @nmarkers: counter of markers removed
+ * @crc_errors: counter of CRC mismatches
+ */
+struct mpa_rx {
+	u8	*buf;
+	bool	markers;
+	bool	crc;
+	u32	pos;
+	u32	fpdu_start;
+	u8	state;
+	bool	in_fpdu;
+	u8	partial[4];
+	u8	nmark;
+	u8	npartial;
+	u32	acc;
+	u16	ulpdu_len;
+	u32	have;
+	u32	crc_acc;
+	u32	err;
+	u64	ulpdus;
+	u64	nmarkers;
+	u64	crc_errors;
+};
+
+void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc);
+int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed);
+bool mpa_rx_idle(const struct mpa_rx *rx);
+
+#endif /* _MPA_PROTO_H */
