@@ -57,6 +57,11 @@ static bool mpa_framing(const struct mpa_conn *c)
 	return c->state != MPA_S_IDLE && c->state != MPA_S_REJECTED;
 }
 
+static bool mpa_is_responder(const struct mpa_conn *c)
+{
+	return c->role == MPA_ROLE_RESPONDER;
+}
+
 static bool mpa_in_startup(const struct mpa_conn *c)
 {
 	return c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT ||
@@ -67,13 +72,13 @@ static int mpa_errno(u32 code)
 {
 	switch (code) {
 	case MPA_ERR_TCP_CLOSED:
-		return ECONNRESET;
+		return -ECONNRESET;
 	case MPA_ERR_CRC:
-		return EBADMSG;
+		return -EBADMSG;
 	case MPA_ERR_MARKER:
-		return EPROTO;
+		return -EPROTO;
 	default:
-		return ECONNABORTED;
+		return -ECONNABORTED;
 	}
 }
 
@@ -95,6 +100,7 @@ static void mpa_fail(struct mpa_conn *c, u32 code, int err)
 
 	if (c->err)
 		return;
+	err = -err;
 	c->err = code;
 	c->err_errno = err;
 	c->rx_stop = true;
@@ -129,7 +135,7 @@ static void mpa_timeout_work(struct work_struct *work)
 
 	lock_sock(sk);
 	if (!c->closing && (c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT))
-		mpa_fail(c, MPA_ERR_STARTUP, ETIMEDOUT);
+		mpa_fail(c, MPA_ERR_STARTUP, -ETIMEDOUT);
 	release_sock(sk);
 	sock_put(sk);
 }
@@ -189,32 +195,51 @@ static int mpa_copy_iter(void *ctx, void *dst, u32 len)
 	return copy_from_iter_full(dst, len, ctx) ? 0 : -EFAULT;
 }
 
-/* Wait, with the socket lock held, until @cond or an error or timeout. */
-#define mpa_wait(c, timeo, cond)					\
-({									\
-	DEFINE_WAIT_FUNC(__wait, woken_wake_function);			\
-	int __ret = 0;							\
-									\
-	while (!(cond)) {						\
-		if ((c)->err || (c)->sk->sk_err) {			\
-			__ret = -((c)->err ? (c)->err_errno : (c)->sk->sk_err); \
-			break;						\
-		}							\
-		if (!*(timeo)) {					\
-			__ret = -EAGAIN;				\
-			break;						\
-		}							\
-		if (signal_pending(current)) {				\
-			__ret = sock_intr_errno(*(timeo));		\
-			break;						\
-		}							\
-		add_wait_queue(sk_sleep((c)->sk), &__wait);		\
-		sk_wait_event((c)->sk, timeo, (cond) || (c)->err ||	\
-			      (c)->sk->sk_err, &__wait);		\
-		remove_wait_queue(sk_sleep((c)->sk), &__wait);		\
-	}								\
-	__ret;								\
-})
+static bool mpa_started(const struct mpa_conn *c)
+{
+	return !mpa_in_startup(c);
+}
+
+static bool mpa_may_send(const struct mpa_conn *c)
+{
+	return c->tx_allowed;
+}
+
+static bool mpa_readable(const struct mpa_conn *c)
+{
+	return c->rx_ready || c->peer_fin || c->state == MPA_S_REJECTED;
+}
+
+/*
+ * Wait with the socket lock held until @cond holds, an error is
+ * pending, the timeout expires or a signal arrives.
+ */
+static int mpa_wait(struct mpa_conn *c, long *timeo,
+		    bool (*cond)(const struct mpa_conn *c))
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = c->sk;
+	int ret = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (!cond(c)) {
+		if (c->err || sk->sk_err) {
+			ret = c->err ? -c->err_errno : -sk->sk_err;
+			break;
+		}
+		if (!*timeo) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = sock_intr_errno(*timeo);
+			break;
+		}
+		sk_wait_event(sk, timeo, cond(c) || c->err || sk->sk_err, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return ret;
+}
 
 /* One ULPDU from @from as one FPDU. Socket locked. */
 static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len,
@@ -226,7 +251,7 @@ static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len
 	int ret;
 
 	if (mpa_in_startup(c)) {
-		ret = mpa_wait(c, &timeo, !mpa_in_startup(c));
+		ret = mpa_wait(c, &timeo, mpa_started);
 		if (ret)
 			return ret;
 	}
@@ -241,7 +266,7 @@ static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len
 		WRITE_ONCE(sk->sk_err, 0);
 
 	/* RFC 5044 7.1.2 rule 4: a Responder sends after it got one FPDU */
-	ret = mpa_wait(c, &timeo, c->tx_allowed);
+	ret = mpa_wait(c, &timeo, mpa_may_send);
 	if (ret)
 		return ret;
 	ret = mpa_tx_flush(c, flags);
@@ -329,10 +354,10 @@ static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
 		if (c->frame_have == MPA_FRAME_HDR_LEN) {
 			err = mpa_frame_decode(c->frame, BIT(c->rev), &c->peer);
 			/* a Request to an Initiator: Initiator/Initiator */
-			if (!err && c->peer.request != (c->role == MPA_ROLE_RESPONDER))
+			if (!err && c->peer.request != mpa_is_responder(c))
 				err = -EPROTO;
 			if (err) {
-				mpa_fail(c, MPA_ERR_STARTUP, ECONNABORTED);
+				mpa_fail(c, MPA_ERR_STARTUP, -ECONNABORTED);
 				break;
 			}
 		}
@@ -414,7 +439,7 @@ static void mpa_rx_fin(struct mpa_conn *c)
 	}
 	/* inside an FPDU (error 1) or inside the startup exchange */
 	mpa_fail(c, c->state == MPA_S_FULL ? MPA_ERR_TCP_CLOSED : MPA_ERR_STARTUP,
-		 ECONNRESET);
+		 -ECONNRESET);
 	mpa_wake(c);
 }
 
@@ -601,15 +626,25 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	int ret;
 
 	lock_sock(sk);
-	if (!mpa_framing(c)) {
+	if (!mpa_framing(c))
 		ret = tcp_sendmsg_locked(sk, msg, size);
-	} else if (msg->msg_flags & MSG_OOB) {
+	else if (msg->msg_flags & MSG_OOB)
 		ret = -EOPNOTSUPP;
-	} else {
+	else
 		ret = mpa_send_locked(c, &msg->msg_iter, size, msg->msg_flags);
-	}
 	release_sock(sk);
 	return ret;
+}
+
+/* inet_shutdown() holds the socket lock */
+static void mpa_shutdown(struct sock *sk, int how)
+{
+	struct mpa_conn *c = mpa_get(sk);
+
+	/* a FIN must not cut the FPDU being sent (RFC 5044 error 1) */
+	if ((how & SEND_SHUTDOWN) && c->tx_pend_len)
+		mpa_tx_flush(c, 0);
+	c->sk_proto->shutdown(sk, how);
 }
 
 static int mpa_sendpage(struct sock *sk, struct page *page, int offset,
@@ -637,8 +672,7 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 
 	lock_sock(sk);
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
-	ret = mpa_wait(c, &timeo, c->rx_ready || c->peer_fin ||
-		       c->state == MPA_S_REJECTED);
+	ret = mpa_wait(c, &timeo, mpa_readable);
 	if (ret) {
 		/* the error is reported; SO_ERROR need not report it again */
 		if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
@@ -900,6 +934,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	p->close = mpa_close;
 	p->sendmsg = mpa_sendmsg;
 	p->sendpage = mpa_sendpage;
+	p->shutdown = mpa_shutdown;
 	p->recvmsg = mpa_recvmsg;
 	p->setsockopt = mpa_setsockopt;
 	p->getsockopt = mpa_getsockopt;

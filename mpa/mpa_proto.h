@@ -18,7 +18,6 @@
 #define MPA_MAX_ULPDU		0xffffU
 #define MPA_RX_BUF_LEN		(MPA_MAX_ULPDU + 3)
 
-
 /**
  * struct mpa_frame_info - decoded MPA Request/Reply frame header
  * @request: key is "MPA ID Req Frame" (false: "MPA ID Rep Frame")

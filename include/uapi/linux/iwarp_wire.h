@@ -101,4 +101,30 @@ struct ddp_untagged_hdr {
 	__be32	mo;
 } __attribute__((packed));
 
+/*
+ * DDP error numbers reported to the ULP (RFC 5041 section 7.2): a 4-bit
+ * error type and an 8-bit error code. Type 0x3 is reserved for the LLP.
+ */
+#define DDP_ETYPE_CATASTROPHIC		0x0	/* local catastrophic */
+#define DDP_ETYPE_TAGGED		0x1	/* tagged buffer error */
+#define DDP_ETYPE_UNTAGGED		0x2	/* untagged buffer error */
+#define DDP_ETYPE_LLP			0x3	/* reserved for the LLP */
+
+#define DDP_ECODE_CATASTROPHIC		0x00
+
+/* codes of DDP_ETYPE_TAGGED */
+#define DDP_ECODE_T_INVALID_STAG	0x00
+#define DDP_ECODE_T_BASE_BOUNDS		0x01
+#define DDP_ECODE_T_STAG_NOT_ASSOC	0x02	/* not on this stream / PD */
+#define DDP_ECODE_T_TO_WRAP		0x03
+#define DDP_ECODE_T_INVALID_DV		0x04
+
+/* codes of DDP_ETYPE_UNTAGGED (there is no code 0x00) */
+#define DDP_ECODE_U_INVALID_QN		0x01
+#define DDP_ECODE_U_INVALID_MSN_NOBUF	0x02	/* no buffer available */
+#define DDP_ECODE_U_INVALID_MSN_RANGE	0x03	/* MSN range is not valid */
+#define DDP_ECODE_U_INVALID_MO		0x04
+#define DDP_ECODE_U_MSG_TOO_LONG	0x05	/* too long for the buffer */
+#define DDP_ECODE_U_INVALID_DV		0x06
+
 #endif /* _UAPI_LINUX_IWARP_WIRE_H */
