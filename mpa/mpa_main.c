@@ -311,6 +311,15 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 	c->state = MPA_S_FULL;
 }
 
+/* Sending FPDUs became possible: wake senders and pollers. */
+static void mpa_tx_open(struct mpa_conn *c)
+{
+	c->tx_allowed = true;
+	if (c->consumer && c->consumer->write_space)
+		c->consumer->write_space(c);
+	c->saved_write_space(c->sk);
+}
+
 /* The peer's Request or Reply is complete in c->frame. */
 static void mpa_frame_done(struct mpa_conn *c)
 {
@@ -330,11 +339,12 @@ static void mpa_frame_done(struct mpa_conn *c)
 		c->state = MPA_S_REJECTED;
 	} else {
 		mpa_enter_full(c, c->peer.markers);
-		c->tx_allowed = true;
 		c->rx_stop = false;
 	}
 	if (c->consumer)
 		c->consumer->reply(c, c->peer.reject, pd, pd_len);
+	if (c->state == MPA_S_FULL)
+		mpa_tx_open(c);
 	mpa_wake(c);
 }
 
@@ -428,8 +438,17 @@ static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 /* The peer's FIN, once every octet before it has been parsed. */
 static void mpa_rx_fin(struct mpa_conn *c)
 {
-	if (c->peer_fin || c->err || !(c->sk->sk_shutdown & RCV_SHUTDOWN))
+	struct sock *sk = c->sk;
+	int tcp_err = READ_ONCE(sk->sk_err);
+
+	if (c->peer_fin || c->err || !(sk->sk_shutdown & RCV_SHUTDOWN))
 		return;
+	/* reset or timeout: TCP lost the connection (error 1) */
+	if (tcp_err && c->state == MPA_S_FULL) {
+		mpa_fail(c, MPA_ERR_TCP_CLOSED, -tcp_err);
+		mpa_wake(c);
+		return;
+	}
 	if (c->state == MPA_S_FULL && mpa_rx_idle(&c->rx)) {
 		c->peer_fin = true;
 		if (c->consumer)
@@ -531,7 +550,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 	if (!buf)
 		return -ENOMEM;
 	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi, pd);
-	ret = len < 0 ? len : mpa_send_raw(c, buf, len, 0);
+	ret = len < 0 ? len : mpa_send_raw(c, buf, len, MSG_EOR);
 	kfree(buf);
 	if (ret >= 0 && ret != len)
 		ret = -EPIPE;
@@ -575,7 +594,7 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 		c->state = MPA_S_REQ_SENT;
 	} else {
 		if (s->lsm_len) {
-			ret = mpa_send_raw(c, s->data, s->lsm_len, 0);
+			ret = mpa_send_raw(c, s->data, s->lsm_len, MSG_EOR);
 			if (ret < 0)
 				return ret;
 			if (ret != s->lsm_len)
@@ -715,6 +734,21 @@ static bool mpa_sock_is_readable(struct sock *sk)
 		     READ_ONCE(c->state) == MPA_S_REJECTED);
 }
 
+static __poll_t mpa_poll(struct file *file, struct socket *sock,
+			 struct poll_table_struct *wait)
+{
+	struct mpa_conn *c = mpa_get(sock->sk);
+	__poll_t mask = c->sk_ops->poll(file, sock, wait);
+
+	/* no FPDU may be sent before the startup ends or, for a Responder,
+	 * before the first FPDU arrived (RFC 5044 7.1.2 rule 4)
+	 */
+	if (mpa_framing(c) && c->state != MPA_S_ERROR &&
+	    (mpa_in_startup(c) || !READ_ONCE(c->tx_allowed)))
+		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	return mask;
+}
+
 static ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
 			       struct pipe_inode_info *pipe, size_t len,
 			       unsigned int flags)
@@ -802,7 +836,7 @@ static void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
 	info->error = c->err;
 	info->peer_pd_len = c->frame_have > MPA_FRAME_HDR_LEN ?
 			    c->frame_have - MPA_FRAME_HDR_LEN : 0;
-	if (c->state == MPA_S_FULL || (c->state == MPA_S_ERROR && c->rxbuf)) {
+	if (c->state == MPA_S_FULL) {
 		info->mulpdu = mpa_mulpdu_locked(c);
 		if (c->rx.markers)
 			info->flags |= MPA_I_MARKERS_RX;
@@ -941,6 +975,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	p->sock_is_readable = mpa_sock_is_readable;
 
 	*o = *ops;
+	o->poll = mpa_poll;
 	o->splice_read = mpa_splice_read;
 	o->mmap = sock_no_mmap;
 	o->read_sock = NULL;

@@ -18,7 +18,7 @@
 #define MPA_START		1	/* struct mpa_start (+ private data) */
 #define MPA_ACCEPT		2	/* Responder: accept, optval = private data */
 #define MPA_REJECT		3	/* Responder: reject, optval = private data */
-#define MPA_TIMEOUT		4	/* __u32 startup timeout in ms, 0 = none */
+#define MPA_TIMEOUT		4	/* __u32 startup timeout in ms, 0 = none (also get) */
 /* getsockopt */
 #define MPA_INFO		10	/* struct mpa_info */
 #define MPA_PEER_PD		11	/* the peer's private data */
