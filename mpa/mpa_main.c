@@ -190,9 +190,29 @@ static u32 mpa_mulpdu_locked(const struct mpa_conn *c)
 	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache), c->markers_tx);
 }
 
-static int mpa_copy_iter(void *ctx, void *dst, u32 len)
+/* a ULPDU made of a linear header and an iterator */
+struct mpa_src {
+	const u8	*hdr;
+	u32		hdr_len;
+	struct iov_iter	*it;
+};
+
+static int mpa_copy_src(void *ctx, void *to, u32 len)
 {
-	return copy_from_iter_full(dst, len, ctx) ? 0 : -EFAULT;
+	struct mpa_src *src = ctx;
+	u32 n = min(len, src->hdr_len);
+	u8 *dst = to;
+
+	if (n) {
+		memcpy(dst, src->hdr, n);
+		src->hdr += n;
+		src->hdr_len -= n;
+		dst += n;
+		len -= n;
+	}
+	if (len && !copy_from_iter_full(dst, len, src->it))
+		return -EFAULT;
+	return 0;
 }
 
 static bool mpa_started(const struct mpa_conn *c)
@@ -241,10 +261,11 @@ static int mpa_wait(struct mpa_conn *c, long *timeo,
 	return ret;
 }
 
-/* One ULPDU from @from as one FPDU. Socket locked. */
-static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len,
-			   int flags)
+/* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
+static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+			   struct iov_iter *from, size_t len, int flags)
 {
+	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
 	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
 	u32 pos;
@@ -279,7 +300,7 @@ static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len
 		return -EAGAIN;
 	}
 	ret = mpa_fpdu_encode(c->txbuf, MPA_TX_BUF_LEN, pos, c->markers_tx,
-			      c->crc, len, mpa_copy_iter, from);
+			      c->crc, len, mpa_copy_src, &src);
 	if (ret < 0)
 		return ret;
 	c->tx_pend_off = 0;
@@ -298,6 +319,22 @@ static int mpa_send_locked(struct mpa_conn *c, struct iov_iter *from, size_t len
 
 /* ---- receive ---- */
 
+static void mpa_place(void *ctx, u32 off, const u8 *data, u32 len)
+{
+	struct mpa_conn *c = ctx;
+
+	c->consumer->place(c, off, data, len);
+}
+
+/* Let a placing consumer take ULPDU octets as they arrive. */
+static void mpa_rx_set_place(struct mpa_conn *c)
+{
+	bool place = c->consumer && c->consumer->place;
+
+	c->rx.place = place ? mpa_place : NULL;
+	c->rx.place_ctx = c;
+}
+
 static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 {
 	struct tcp_sock *tp = tcp_sk(c->sk);
@@ -305,6 +342,7 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 	c->markers_tx = peer_markers;
 	c->crc = c->peer.crc || !(c->lflags & MPA_F_NO_CRC);
 	mpa_rx_init(&c->rx, c->rxbuf, c->lflags & MPA_F_MARKERS, c->crc);
+	mpa_rx_set_place(c);
 	c->tx_base = tp->write_seq;
 	/* FPDUs must not wait for Nagle */
 	tp->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
@@ -392,7 +430,7 @@ static void mpa_rx_ulpdu(struct mpa_conn *c)
 		rcu_read_unlock();
 	}
 	if (c->consumer) {
-		c->consumer->ulpdu(c, c->rxbuf, c->rx.ulpdu_len);
+		c->consumer->ulpdu(c, c->rx.place ? NULL : c->rxbuf, c->rx.ulpdu_len);
 		return;
 	}
 	c->rx_ready = true;
@@ -650,7 +688,8 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	else if (msg->msg_flags & MSG_OOB)
 		ret = -EOPNOTSUPP;
 	else
-		ret = mpa_send_locked(c, &msg->msg_iter, size, msg->msg_flags);
+		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
+				      msg->msg_flags);
 	release_sock(sk);
 	return ret;
 }
@@ -1096,6 +1135,24 @@ void mpa_unregister_consumer(struct mpa_consumer *consumer)
 }
 EXPORT_SYMBOL_GPL(mpa_unregister_consumer);
 
+/* A ULPDU received for user space before the bind goes to the consumer. */
+static void mpa_bind_takeover(struct mpa_conn *c)
+{
+	u32 len = c->rx.ulpdu_len;
+
+	if (c->state != MPA_S_FULL)
+		return;
+	mpa_rx_set_place(c);
+	if (c->rx_ready) {
+		c->rx_ready = false;
+		if (c->consumer->place && len)
+			c->consumer->place(c, 0, c->rxbuf, len);
+		c->consumer->ulpdu(c, c->rx.place ? NULL : c->rxbuf, len);
+		c->rx_stop = false;
+	}
+	mpa_rx_process(c);
+}
+
 /**
  * mpa_bind() - attach MPA to a connected TCP socket for a consumer
  * @sock: an established TCP socket
@@ -1122,16 +1179,27 @@ struct mpa_conn *mpa_bind(struct socket *sock, const char *name, void *priv)
 
 	ret = sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
 				    KERNEL_SOCKPTR("mpa"), sizeof("mpa"));
-	if (ret) {
-		module_put(found->owner);
-		return ERR_PTR(ret);
-	}
+	/* EEXIST: attached already, by user space if not by "mpa" */
+	if (ret && ret != -EEXIST)
+		goto err;
 	lock_sock(sock->sk);
 	c = mpa_get(sock->sk);
+	ret = -EBUSY;
+	if (!c || inet_csk(sock->sk)->icsk_ulp_ops != &mpa_ulp_ops || c->consumer ||
+	    c->closing) {
+		release_sock(sock->sk);
+		goto err;
+	}
+	write_lock_bh(&sock->sk->sk_callback_lock);
 	c->consumer = found;
 	c->consumer_priv = priv;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	mpa_bind_takeover(c);
 	release_sock(sock->sk);
 	return c;
+err:
+	module_put(found->owner);
+	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_GPL(mpa_bind);
 
@@ -1248,11 +1316,35 @@ int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 
 	iov_iter_kvec(&it, WRITE, vec, nr, len);
 	lock_sock(conn->sk);
-	ret = mpa_send_locked(conn, &it, len, flags);
+	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags);
 	release_sock(conn->sk);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_send);
+
+/**
+ * mpa_sendv() - send one ULPDU made of a header and an iterator
+ * @conn: the connection
+ * @hdr: the first octets of the ULPDU (e.g. a DDP header)
+ * @hdr_len: their number
+ * @data: the rest, e.g. user memory
+ * @data_len: its length; @hdr_len + @data_len at most mpa_conn_mulpdu()
+ * @flags: MSG_DONTWAIT or 0
+ *
+ * Context: process context; may sleep unless MSG_DONTWAIT.
+ * Return: the ULPDU length, or a negative errno as mpa_send().
+ */
+int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+	      struct iov_iter *data, u32 data_len, int flags)
+{
+	int ret;
+
+	lock_sock(conn->sk);
+	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len, flags);
+	release_sock(conn->sk);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_sendv);
 
 /**
  * mpa_conn_mulpdu() - largest ULPDU mpa_send() accepts now

@@ -305,6 +305,20 @@ bool mpa_rx_idle(const struct mpa_rx *rx)
 	return mpa_rx_between(rx) && !rx->nmark;
 }
 
+/* ULPDU (and pad) octets: to the buffer, or the ULPDU part to @place */
+static void mpa_rx_data(struct mpa_rx *rx, const u8 *p, u32 len)
+{
+	u32 n;
+
+	if (!rx->place) {
+		memcpy(rx->buf + rx->have, p, len);
+		return;
+	}
+	n = rx->have < rx->ulpdu_len ? min_t(u32, len, rx->ulpdu_len - rx->have) : 0;
+	if (n)
+		rx->place(rx->place_ctx, rx->have, p, n);
+}
+
 static void mpa_rx_crc(struct mpa_rx *rx, const u8 *p, u32 len)
 {
 	if (rx->crc)
@@ -414,7 +428,7 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 		case MPA_RXS_DATA:
 			need = rx->ulpdu_len + mpa_pad_len(rx->ulpdu_len);
 			n = min_t(u32, n, need - rx->have);
-			memcpy(rx->buf + rx->have, p, n);
+			mpa_rx_data(rx, p, n);
 			mpa_rx_crc(rx, p, n);
 			rx->have += n;
 			if (rx->have == need) {

@@ -100,6 +100,9 @@ enum mpa_rx_event {
  * @ulpdus: counter of complete ULPDUs
  * @nmarkers: counter of markers removed
  * @crc_errors: counter of CRC mismatches
+ * @place: if set, called with each run of ULPDU octets (never the pad)
+ *	instead of copying them to @buf; @off is the run's offset in the ULPDU
+ * @place_ctx: first argument of @place
  */
 struct mpa_rx {
 	u8	*buf;
@@ -120,6 +123,8 @@ struct mpa_rx {
 	u64	ulpdus;
 	u64	nmarkers;
 	u64	crc_errors;
+	void	(*place)(void *ctx, u32 off, const u8 *data, u32 len);
+	void	*place_ctx;
 };
 
 void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc);

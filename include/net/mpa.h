@@ -4,8 +4,9 @@
  * (DDP). See Documentation/mpa.rst.
  *
  * A consumer registers a struct mpa_consumer under a name. It binds a
- * connected TCP socket with mpa_bind(), which attaches the "mpa" ULP,
- * then starts MPA as Initiator or Responder. Callbacks run in softirq
+ * connected TCP socket with mpa_bind(), which attaches the "mpa" ULP
+ * unless user space already did, then starts MPA as Initiator or
+ * Responder unless user space already did. Callbacks run in softirq
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
  * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_accept(),
@@ -30,8 +31,14 @@ struct mpa_conn;
  *	data; answer later with mpa_accept() or mpa_reject()
  * @reply: Initiator: a valid Reply arrived; @rejected is its R bit.
  *	Unless rejected, the connection is in full operation.
+ * @place: optional. When set, MPA hands over every run of ULPDU octets
+ *	as it arrives, straight from the socket buffers (@off is the run's
+ *	offset in the ULPDU), and the consumer places it; @ulpdu then only
+ *	tells that the ULPDU is complete and its CRC good (@data is NULL).
+ *	If the CRC is bad, @error comes instead and the octets handed over
+ *	for that ULPDU must not be delivered.
  * @ulpdu: a complete ULPDU whose CRC was verified. @data is linear and
- *	valid only during the call.
+ *	valid only during the call, or NULL with @place.
  * @error: an MPA error with its RFC 5044 code; nothing more is
  *	delivered after it
  * @peer_closed: the peer half-closed on an FPDU boundary
@@ -45,6 +52,7 @@ struct mpa_consumer {
 	void (*request)(struct mpa_conn *conn, const void *pd, u16 pd_len);
 	void (*reply)(struct mpa_conn *conn, bool rejected, const void *pd,
 		      u16 pd_len);
+	void (*place)(struct mpa_conn *conn, u32 off, const void *data, u32 len);
 	void (*ulpdu)(struct mpa_conn *conn, const void *data, u32 len);
 	void (*error)(struct mpa_conn *conn, u32 code);
 	void (*peer_closed)(struct mpa_conn *conn);
@@ -65,6 +73,8 @@ int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len);
 
 int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	     int flags);
+int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+	      struct iov_iter *data, u32 data_len, int flags);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
 void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info);
 
