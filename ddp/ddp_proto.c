@@ -161,7 +161,7 @@ int ddp_check_tagged(const struct ddp_seg *s, const struct ddp_region_view *r,
 	if (r->stream_or_pd != stream_id)
 		return ddp_fail(err, DDP_ETYPE_TAGGED,
 				DDP_ECODE_T_STAG_NOT_ASSOC);
-	if (!(r->access & DDP_ACCESS_REMOTE_WRITE))
+	if (!(r->access & DDP_VIEW_WRITE))
 		return ddp_fail(err, DDP_ETYPE_TAGGED,
 				DDP_ECODE_T_INVALID_STAG);
 	if (s->to + plen < s->to)

@@ -22,7 +22,7 @@
 #define DDP_MAX_MSG_LEN		0xffffffffULL
 
 /* bit of ddp_region_view.access */
-#define DDP_ACCESS_REMOTE_WRITE	0x1	/* the peer may place data */
+#define DDP_VIEW_WRITE		0x1	/* the peer may place data */
 
 /**
  * struct ddp_err - DDP error number (RFC 5041 section 7.2)

@@ -85,8 +85,7 @@ static int mpa_errno(u32 code)
 /* Tell user space (a waiting reader or poll) that something happened. */
 static void mpa_wake(struct mpa_conn *c)
 {
-	if (!c->consumer)
-		c->saved_data_ready(c->sk);
+	c->saved_data_ready(c->sk);
 }
 
 /*
@@ -323,7 +322,7 @@ static void mpa_place(void *ctx, u32 off, const u8 *data, u32 len)
 {
 	struct mpa_conn *c = ctx;
 
-	c->consumer->place(c, off, data, len);
+	c->consumer->place(c, c->rx.ulpdu_len, off, data, len);
 }
 
 /* Let a placing consumer take ULPDU octets as they arrive. */
@@ -834,9 +833,6 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 
 	if (level != SOL_MPA)
 		return c->sk_proto->setsockopt(sk, level, optname, optval, optlen);
-	if (c->consumer)
-		return -EBUSY;
-
 	switch (optname) {
 	case MPA_START:
 		return mpa_setsockopt_start(c, optval, optlen);
@@ -1146,7 +1142,7 @@ static void mpa_bind_takeover(struct mpa_conn *c)
 	if (c->rx_ready) {
 		c->rx_ready = false;
 		if (c->consumer->place && len)
-			c->consumer->place(c, 0, c->rxbuf, len);
+			c->consumer->place(c, len, 0, c->rxbuf, len);
 		c->consumer->ulpdu(c, c->rx.place ? NULL : c->rxbuf, len);
 		c->rx_stop = false;
 	}

@@ -33,7 +33,7 @@ struct mpa_conn;
  *	Unless rejected, the connection is in full operation.
  * @place: optional. When set, MPA hands over every run of ULPDU octets
  *	as it arrives, straight from the socket buffers (@off is the run's
- *	offset in the ULPDU), and the consumer places it; @ulpdu then only
+ *	offset in the ULPDU of @ulpdu_len octets), and the consumer places it; @ulpdu then only
  *	tells that the ULPDU is complete and its CRC good (@data is NULL).
  *	If the CRC is bad, @error comes instead and the octets handed over
  *	for that ULPDU must not be delivered.
@@ -52,7 +52,8 @@ struct mpa_consumer {
 	void (*request)(struct mpa_conn *conn, const void *pd, u16 pd_len);
 	void (*reply)(struct mpa_conn *conn, bool rejected, const void *pd,
 		      u16 pd_len);
-	void (*place)(struct mpa_conn *conn, u32 off, const void *data, u32 len);
+	void (*place)(struct mpa_conn *conn, u32 ulpdu_len, u32 off,
+		      const void *data, u32 len);
 	void (*ulpdu)(struct mpa_conn *conn, const void *data, u32 len);
 	void (*error)(struct mpa_conn *conn, u32 code);
 	void (*peer_closed)(struct mpa_conn *conn);

@@ -54,7 +54,7 @@ static void check_tagged(const struct ddp_seg *s,
 		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_INVALID_STAG));
 	} else if (r->stream_or_pd != stream) {
 		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_STAG_NOT_ASSOC));
-	} else if (!(r->access & DDP_ACCESS_REMOTE_WRITE)) {
+	} else if (!(r->access & DDP_VIEW_WRITE)) {
 		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_INVALID_STAG));
 	} else if (end > ~(u64)0) {
 		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_TO_WRAP));

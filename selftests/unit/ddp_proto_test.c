@@ -30,7 +30,7 @@ static const struct ddp_region_view region = {
 	.stream_or_pd = STREAM,
 	.base_to = 0x1000,
 	.len = 0x1000,
-	.access = DDP_ACCESS_REMOTE_WRITE,
+	.access = DDP_VIEW_WRITE,
 };
 
 static struct ddp_seg tseg(u64 to, u32 len)
@@ -332,7 +332,7 @@ TEST(tagged_invalid_stag)
 	r.access = 0;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
 		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
-	r.access = ~DDP_ACCESS_REMOTE_WRITE;
+	r.access = ~DDP_VIEW_WRITE;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
 		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
 }
@@ -443,7 +443,7 @@ TEST(tagged_check_order)
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
 		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
 	/* wrap beats bounds */
-	r.access = DDP_ACCESS_REMOTE_WRITE;
+	r.access = DDP_VIEW_WRITE;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
 		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
 	s = tseg(0, 2);

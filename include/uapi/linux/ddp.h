@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * DDP (RFC 5041) user-space API: /dev/ddp.
+ *
+ * Opening /dev/ddp gives a protection domain (PD). Memory registered in
+ * the PD gets an STag. DDP_IOC_BIND turns a connected MPA socket into a
+ * DDP stream of the PD and returns a stream file descriptor: untagged
+ * buffers are posted on it, messages sent with it, and read() on it
+ * returns struct ddp_event records (poll() tells when one is there).
+ * See Documentation/ddp.rst.
+ */
+#ifndef _UAPI_LINUX_DDP_H
+#define _UAPI_LINUX_DDP_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#include <linux/iwarp_wire.h>
+
+#define DDP_MAX_QUEUES		16
+#define DDP_DEFAULT_QUEUES	3
+
+/* struct ddp_reg_mr.access */
+#define DDP_ACCESS_REMOTE_WRITE	(1U << 0)	/* the peer may place tagged data */
+#define DDP_ACCESS_REMOTE_READ	(1U << 1)	/* reserved for the ULP (RDMA Read) */
+
+/**
+ * struct ddp_bind - argument of DDP_IOC_BIND (on the PD fd)
+ * @sock_fd: a connected TCP socket with the "mpa" ULP, in full operation
+ *	or in startup (ULPDUs received before the bind are not lost)
+ * @nqueues: untagged queues 0..nqueues-1, 0 for DDP_DEFAULT_QUEUES
+ * @flags: 0
+ * @stream_fd: out: the stream file descriptor
+ */
+struct ddp_bind {
+	__s32	sock_fd;
+	__u32	nqueues;
+	__u32	flags;
+	__s32	stream_fd;
+};
+
+/**
+ * struct ddp_reg_mr - argument of DDP_IOC_REG_MR (on the PD fd)
+ * @addr: start of the user buffer
+ * @len: its length in octets
+ * @base_to: tagged offset of its first octet
+ * @access: DDP_ACCESS_*
+ * @stream_fd: -1: usable by every stream of the PD; else only this stream
+ * @stag: out: the steering tag
+ */
+struct ddp_reg_mr {
+	__u64	addr;
+	__u64	len;
+	__u64	base_to;
+	__u32	access;
+	__s32	stream_fd;
+	__u32	stag;
+	__u32	pad;
+};
+
+/**
+ * struct ddp_post_recv - argument of DDP_IOC_POST_RECV (on a stream fd)
+ * @addr: untagged receive buffer
+ * @len: its length
+ * @qn: queue number
+ * @pad: 0
+ * @cookie: returned in the completion
+ */
+struct ddp_post_recv {
+	__u64	addr;
+	__u64	len;
+	__u32	qn;
+	__u32	pad;
+	__u64	cookie;
+};
+
+/* struct ddp_send.flags */
+#define DDP_SEND_TAGGED		(1U << 0)
+
+/**
+ * struct ddp_send - argument of DDP_IOC_SEND (on a stream fd)
+ * @addr: the message
+ * @len: its length, < 2^32
+ * @flags: DDP_SEND_TAGGED for a tagged message, else untagged
+ * @qn: untagged: queue number (the MSN is DDP's)
+ * @stag: tagged: the sink's steering tag
+ * @to: tagged: tagged offset of the first octet
+ * @rsvdulp: RsvdULP bits: [0] for a tagged header, [0..4] for untagged
+ * @pad: 0
+ */
+struct ddp_send {
+	__u64	addr;
+	__u64	len;
+	__u32	flags;
+	__u32	qn;
+	__u32	stag;
+	__u32	pad0;
+	__u64	to;
+	__u8	rsvdulp[5];
+	__u8	pad[3];
+};
+
+/* struct ddp_event.type */
+enum ddp_event_type {
+	DDP_EV_RECV = 1,	/* an untagged message completed into a posted buffer */
+	DDP_EV_TAGGED,		/* a tagged message (L=1 segment) was placed */
+	DDP_EV_ERROR,		/* DDP error (RFC 5041 7.2) or LLP error: stream stopped */
+	DDP_EV_FLUSH,		/* a posted buffer returned unused at teardown */
+	DDP_EV_PEER_CLOSED,	/* the peer closed the stream gracefully */
+};
+
+/**
+ * struct ddp_event - a record read() from a stream fd
+ * @type: enum ddp_event_type
+ * @err_type: DDP_EV_ERROR: DDP_ETYPE_*, or DDP_ETYPE_LLP for an MPA error
+ * @err_code: DDP_EV_ERROR: DDP_ECODE_*, or the RFC 5044 code for LLP errors
+ * @hdr_len: DDP_EV_ERROR: octets of @hdr that are valid
+ * @qn: untagged queue number
+ * @msn: untagged message sequence number
+ * @len: octets of the message (error: the segment length)
+ * @stag: tagged: steering tag
+ * @cookie: the buffer's cookie (DDP_EV_RECV, DDP_EV_FLUSH)
+ * @to: tagged: tagged offset of the message's first octet
+ * @rsvdulp: the RsvdULP bits of the message
+ * @pad: 0
+ * @hdr: DDP_EV_ERROR: the offending DDP header
+ */
+struct ddp_event {
+	__u16	type;
+	__u8	err_type;
+	__u8	err_code;
+	__u32	hdr_len;
+	__u32	qn;
+	__u32	msn;
+	__u32	len;
+	__u32	stag;
+	__u64	cookie;
+	__u64	to;
+	__u8	rsvdulp[5];
+	__u8	pad[3];
+	__u8	hdr[24];
+};
+
+#define DDP_IOC_MAGIC		'D'
+#define DDP_IOC_BIND		_IOWR(DDP_IOC_MAGIC, 1, struct ddp_bind)
+#define DDP_IOC_REG_MR		_IOWR(DDP_IOC_MAGIC, 2, struct ddp_reg_mr)
+#define DDP_IOC_INVALIDATE	_IOW(DDP_IOC_MAGIC, 3, __u32)
+#define DDP_IOC_POST_RECV	_IOW(DDP_IOC_MAGIC, 4, struct ddp_post_recv)
+#define DDP_IOC_SEND		_IOW(DDP_IOC_MAGIC, 5, struct ddp_send)
+#define DDP_IOC_SHUTDOWN	_IO(DDP_IOC_MAGIC, 6)	/* graceful: send all, then FIN */
+
+#endif /* _UAPI_LINUX_DDP_H */
