@@ -44,6 +44,8 @@
  * @tx_base: TCP write_seq of our first octet of full operation
  * @tx_pend_off: offset of the unsent rest of an FPDU in @txbuf
  * @tx_pend_len: length of that rest
+ * @tx_busy: a flush is sending (and may sleep without the socket lock)
+ * @tx_lock: serialises senders and the write-space worker
  * @frame_have: octets of the peer's Request/Reply received
  * @peer: decoded header of the peer's Request/Reply
  * @frame: the peer's Request/Reply frame
@@ -84,6 +86,8 @@ struct mpa_conn {
 	u32			tx_base;
 	u32			tx_pend_off;
 	u32			tx_pend_len;
+	bool			tx_busy;
+	struct mutex		tx_lock;	/* see above */
 
 	u32			frame_have;
 	struct mpa_frame_info	peer;

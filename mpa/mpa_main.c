@@ -152,18 +152,27 @@ static int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
 	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_flags = flags };
 
-	iov_iter_kvec(&msg.msg_iter, WRITE, &iov, 1, len);
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &iov, 1, len);
 	return tcp_sendmsg_locked(c->sk, &msg, len);
 }
 
-/* Send what is left of the current FPDU. */
+/*
+ * Send what is left of the current FPDU. tcp_sendmsg_locked() may sleep
+ * and release the socket lock: @tx_busy keeps every other path (the
+ * write-space worker, shutdown, close) from sending the same octets.
+ * Senders are serialised by @tx_lock.
+ */
 static int mpa_tx_flush(struct mpa_conn *c, int flags)
 {
 	int ret;
 
+	if (c->tx_busy)
+		return -EAGAIN;
 	while (c->tx_pend_len) {
+		c->tx_busy = true;
 		ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
 				   MSG_EOR | (flags & MSG_DONTWAIT));
+		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
 		c->tx_pend_off += ret;
@@ -177,10 +186,12 @@ static void mpa_tx_work(struct work_struct *work)
 	struct mpa_conn *c = container_of(work, struct mpa_conn, tx_work);
 	struct sock *sk = c->sk;
 
+	mutex_lock(&c->tx_lock);
 	lock_sock(sk);
 	if (!c->closing)
 		mpa_tx_flush(c, MSG_DONTWAIT);
 	release_sock(sk);
+	mutex_unlock(&c->tx_lock);
 	sock_put(sk);
 }
 
@@ -550,7 +561,7 @@ static void mpa_write_space(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	c = mpa_get(sk);
 	if (c) {
-		if (c->tx_pend_len && !c->closing) {
+		if (c->tx_pend_len && !c->tx_busy && !c->closing) {
 			sock_hold(sk);
 			if (!schedule_work(&c->tx_work))
 				sock_put(sk);
@@ -681,6 +692,7 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	struct mpa_conn *c = mpa_get(sk);
 	int ret;
 
+	mutex_lock(&c->tx_lock);
 	lock_sock(sk);
 	if (!mpa_framing(c))
 		ret = tcp_sendmsg_locked(sk, msg, size);
@@ -690,6 +702,7 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
 				      msg->msg_flags);
 	release_sock(sk);
+	mutex_unlock(&c->tx_lock);
 	return ret;
 }
 
@@ -815,9 +828,11 @@ static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 	ret = -EINVAL;
 	if (optlen != sizeof(*s) + s->pd_len + s->lsm_len)
 		goto out;
+	mutex_lock(&c->tx_lock);
 	lock_sock(c->sk);
 	ret = mpa_start_locked(c, s);
 	release_sock(c->sk);
+	mutex_unlock(&c->tx_lock);
 out:
 	kvfree(s);
 	return ret;
@@ -842,9 +857,11 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 			return -EINVAL;
 		if (copy_from_sockptr(pd, optval, optlen))
 			return -EFAULT;
+		mutex_lock(&c->tx_lock);
 		lock_sock(sk);
 		ret = mpa_answer_locked(c, optname == MPA_REJECT, pd, optlen);
 		release_sock(sk);
+		mutex_unlock(&c->tx_lock);
 		return ret;
 	case MPA_TIMEOUT:
 		if (optlen != sizeof(val))
@@ -1051,6 +1068,7 @@ static int mpa_ulp_init(struct sock *sk)
 	c->rev = 1;
 	c->rx_stop = true;
 	c->timeout_ms = READ_ONCE(startup_timeout_ms);
+	mutex_init(&c->tx_lock);
 	INIT_WORK(&c->abort_work, mpa_abort_work);
 	INIT_WORK(&c->tx_work, mpa_tx_work);
 	INIT_DELAYED_WORK(&c->timeout_work, mpa_timeout_work);
@@ -1246,9 +1264,11 @@ int mpa_start(struct mpa_conn *conn, const struct mpa_start *start)
 {
 	int ret;
 
+	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
 	ret = mpa_start_locked(conn, start);
 	release_sock(conn->sk);
+	mutex_unlock(&conn->tx_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_start);
@@ -1266,9 +1286,11 @@ int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len)
 {
 	int ret;
 
+	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
 	ret = mpa_answer_locked(conn, false, pd, pd_len);
 	release_sock(conn->sk);
+	mutex_unlock(&conn->tx_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_accept);
@@ -1286,9 +1308,11 @@ int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len)
 {
 	int ret;
 
+	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
 	ret = mpa_answer_locked(conn, true, pd, pd_len);
 	release_sock(conn->sk);
+	mutex_unlock(&conn->tx_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_reject);
@@ -1310,10 +1334,12 @@ int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	struct iov_iter it;
 	int ret;
 
-	iov_iter_kvec(&it, WRITE, vec, nr, len);
+	iov_iter_kvec(&it, ITER_SOURCE, vec, nr, len);
+	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
 	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags);
 	release_sock(conn->sk);
+	mutex_unlock(&conn->tx_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_send);
@@ -1335,9 +1361,11 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 {
 	int ret;
 
+	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
 	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len, flags);
 	release_sock(conn->sk);
+	mutex_unlock(&conn->tx_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_sendv);
