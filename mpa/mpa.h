@@ -42,7 +42,9 @@
  * @err_errno: the errno that goes with @err
  * @timeout_ms: startup timeout
  * @tx_base: TCP write_seq of our first octet of full operation
- * @tx_pend_off: offset of the unsent rest of an FPDU in @txbuf
+ * @tx_frag: page fragments FPDUs are encoded into and handed to TCP
+ * @tx_page: the page of the FPDU being sent, NULL when it is in @txbuf
+ * @tx_pend_off: offset of the unsent rest of that FPDU in @tx_page or @txbuf
  * @tx_pend_len: length of that rest
  * @tx_busy: a flush is sending (and may sleep without the socket lock)
  * @tx_lock: serialises senders and the write-space worker
@@ -84,6 +86,8 @@ struct mpa_conn {
 	u32			timeout_ms;
 
 	u32			tx_base;
+	struct page_frag	tx_frag;
+	struct page		*tx_page;
 	u32			tx_pend_off;
 	u32			tx_pend_len;
 	bool			tx_busy;

@@ -164,20 +164,30 @@ static int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
  */
 static int mpa_tx_flush(struct mpa_conn *c, int flags)
 {
+	struct sock *sk = c->sk;
+	struct sk_buff *skb;
 	int ret;
 
 	if (c->tx_busy)
 		return -EAGAIN;
 	while (c->tx_pend_len) {
 		c->tx_busy = true;
-		ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
-				   MSG_EOR | (flags & MSG_DONTWAIT));
+		if (c->tx_page)
+			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off,
+					       c->tx_pend_len, flags & MSG_DONTWAIT);
+		else
+			ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
+					   MSG_EOR | (flags & MSG_DONTWAIT));
 		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
 		c->tx_pend_off += ret;
 		c->tx_pend_len -= ret;
 	}
+	/* the next FPDU starts a new skb, hence a new segment */
+	skb = tcp_write_queue_tail(sk);
+	if (c->tx_page && skb)
+		TCP_SKB_CB(skb)->eor = 1;
 	return 0;
 }
 
@@ -278,7 +288,9 @@ static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
 	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
-	u32 pos;
+	u32 pos, wire, off, size;
+	struct page *page;
+	u8 *buf;
 	int ret;
 
 	if (mpa_in_startup(c)) {
@@ -309,11 +321,31 @@ static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		return -EAGAIN;
 	}
-	ret = mpa_fpdu_encode(c->txbuf, MPA_TX_BUF_LEN, pos, c->markers_tx,
-			      c->crc, len, mpa_copy_src, &src);
+	/*
+	 * Encode into a page fragment that TCP then takes by reference (one
+	 * copy in all), or, when the FPDU does not fit one, into txbuf that
+	 * TCP copies from.
+	 */
+	wire = mpa_fpdu_wire_len(pos, len, c->markers_tx);
+	page = NULL;
+	off = 0;
+	buf = c->txbuf;
+	size = MPA_TX_BUF_LEN;
+	if (skb_page_frag_refill(wire, &c->tx_frag, sk->sk_allocation) &&
+	    c->tx_frag.size - c->tx_frag.offset >= wire) {
+		page = c->tx_frag.page;
+		off = c->tx_frag.offset;
+		buf = page_address(page) + off;
+		size = wire;
+	}
+	ret = mpa_fpdu_encode(buf, size, pos, c->markers_tx, c->crc, len,
+			      mpa_copy_src, &src);
 	if (ret < 0)
 		return ret;
-	c->tx_pend_off = 0;
+	if (page)
+		c->tx_frag.offset += ret;
+	c->tx_page = page;
+	c->tx_pend_off = off;
 	c->tx_pend_len = ret;
 	c->stats.tx_fpdus++;
 	c->stats.tx_octets += len;
@@ -971,6 +1003,8 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 
 static void mpa_conn_free(struct mpa_conn *c)
 {
+	if (c->tx_frag.page)
+		put_page(c->tx_frag.page);
 	kvfree(c->rxbuf);
 	kvfree(c->txbuf);
 	if (c->consumer)
