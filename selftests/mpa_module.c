@@ -3,8 +3,9 @@
  * mpa.ko lifetime: a socket using the ULP pins the module; the module
  * unloads once the socket is gone; TCP_ULP autoloads an installed module.
  *
- * Environment: MPA_KO is the path of mpa.ko to load. The tests leave
- * the module loaded.
+ * Environment: MPA_KO and DDP_KO are the paths of mpa.ko and ddp.ko.
+ * ddp.ko uses mpa.ko, so it is unloaded first and loaded again after.
+ * The tests leave both modules loaded.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,15 +33,18 @@ static int module_loaded(const char *name)
 
 static int unload(void)
 {
+	if (module_loaded("ddp") == 1 &&
+	    syscall(__NR_delete_module, "ddp", O_NONBLOCK))
+		return -1;
 	return syscall(__NR_delete_module, "mpa", O_NONBLOCK);
 }
 
-static int load(void)
+static int load_one(const char *name, const char *env)
 {
-	const char *ko = getenv("MPA_KO");
+	const char *ko = getenv(env);
 	int fd, ret;
 
-	if (module_loaded("mpa") == 1)
+	if (module_loaded(name) == 1)
 		return 0;
 	if (!ko)
 		return -1;
@@ -50,6 +54,13 @@ static int load(void)
 	ret = syscall(__NR_finit_module, fd, "", 0);
 	close(fd);
 	return ret;
+}
+
+static int load(void)
+{
+	if (load_one("mpa", "MPA_KO"))
+		return -1;
+	return load_one("ddp", "DDP_KO");
 }
 
 /* Unload, retrying while sockets finish their destruction. */
@@ -121,6 +132,7 @@ TEST(tcp_ulp_autoloads_installed_module)
 	EXPECT_EQ(1, module_loaded("mpa"));
 	close(fds[0]);
 	close(fds[1]);
+	EXPECT_EQ(0, load());
 }
 
 TEST_HARNESS_MAIN
