@@ -145,7 +145,8 @@ struct ddp_queue {
  * @t_first_to: tagged: TO of the first segment of the current message
  * @t_len: tagged: octets of the current message so far
  * @stopped: an error was reported; later segments are dropped
- * @shut: a graceful close was asked for
+ * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
+ *	receiving goes on
  * @ev: event ring (user-space streams)
  * @ev_head: next event to read
  * @ev_tail: next free slot
@@ -616,11 +617,6 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 
 	if (s->stopped)
 		return;
-	if (s->shut) {
-		/* data after a graceful close request is an error */
-		ddp_error(s, DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC, len);
-		return;
-	}
 	/* an empty ULPDU got no place() call */
 	if (!len)
 		s->hdr_have = 0;
@@ -714,21 +710,14 @@ static void ddp_free_done(struct ddp_stream *s)
 	}
 }
 
-/**
- * ddp_stream_bind() - make an MPA connection a DDP stream
- * @pd: the stream's protection domain
- * @sock: a TCP socket; MPA may be started already (by user space or a
- *	kernel ULP) or later, and ULPDUs received before the bind go to DDP
- * @nqueues: untagged queues, 1..DDP_MAX_QUEUES
- * @ops: the ULP's callbacks
- * @priv: the ULP's cookie, see ddp_stream_priv()
- *
- * The stream holds a reference on @pd.
- * Return: the stream, or an ERR_PTR.
+/*
+ * With @ev, the event ring of a user-space stream: it must be in place
+ * before mpa_bind(), which may deliver at once.
  */
-struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
-				   u32 nqueues, const struct ddp_stream_ops *ops,
-				   void *priv)
+static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
+					    u32 nqueues,
+					    const struct ddp_stream_ops *ops,
+					    void *priv, struct ddp_event *ev)
 {
 	struct ddp_stream *s;
 	struct mpa_conn *conn;
@@ -751,6 +740,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	s->sock = sock;
 	s->ops = ops;
 	s->priv = priv;
+	s->ev = ev;
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {
 		INIT_LIST_HEAD(&s->q[i].bufs);
@@ -773,6 +763,25 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	}
 	s->conn = conn;
 	return s;
+}
+
+/**
+ * ddp_stream_bind() - make an MPA connection a DDP stream
+ * @pd: the stream's protection domain
+ * @sock: a TCP socket; MPA may be started already (by user space or a
+ *	kernel ULP) or later, and ULPDUs received before the bind go to DDP
+ * @nqueues: untagged queues, 1..DDP_MAX_QUEUES
+ * @ops: the ULP's callbacks
+ * @priv: the ULP's cookie, see ddp_stream_priv()
+ *
+ * The stream holds a reference on @pd.
+ * Return: the stream, or an ERR_PTR.
+ */
+struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
+				   u32 nqueues, const struct ddp_stream_ops *ops,
+				   void *priv)
+{
+	return __ddp_stream_bind(pd, sock, nqueues, ops, priv, NULL);
 }
 EXPORT_SYMBOL_GPL(ddp_stream_bind);
 
@@ -936,6 +945,9 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
 
 	mutex_lock(&s->tx_lock);
+	ret = -EPIPE;
+	if (s->shut)
+		goto out;
 	ret = ddp_seg_init(&it, desc->len,
 			   ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
 	if (ret) {
@@ -968,13 +980,25 @@ EXPORT_SYMBOL_GPL(ddp_send_msg);
 
 /* ---- user space: /dev/ddp and stream files ---- */
 
+/*
+ * The last slot of the ring is kept for the error that stops a stream
+ * whose reader does not keep up: a local catastrophic error (0x0/0x00).
+ */
 static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *ev)
 {
+	struct ddp_event full = {
+		.type = DDP_EV_ERROR,
+		.err_type = DDP_ETYPE_CATASTROPHIC,
+		.err_code = DDP_ECODE_CATASTROPHIC,
+	};
+
 	spin_lock_bh(&s->lock);
-	if (s->ev_tail - s->ev_head < DDP_EVQ_LEN)
+	if (s->ev_tail - s->ev_head < DDP_EVQ_LEN - 1) {
 		s->ev[s->ev_tail++ % DDP_EVQ_LEN] = *ev;
-	else
-		s->ev_lost++;
+	} else if (!s->ev_lost++) {
+		s->ev[s->ev_tail++ % DDP_EVQ_LEN] = full;
+		s->stopped = true;
+	}
 	spin_unlock_bh(&s->lock);
 	wake_up_interruptible(&s->wq);
 }
@@ -1143,12 +1167,11 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	ret = fd;
 	if (fd < 0)
 		goto err_ev;
-	s = ddp_stream_bind(pd, sock, b.nqueues ? b.nqueues : DDP_DEFAULT_QUEUES,
-			    &ddp_user_ops, NULL);
+	s = __ddp_stream_bind(pd, sock, b.nqueues ? b.nqueues : DDP_DEFAULT_QUEUES,
+			      &ddp_user_ops, NULL, ev);
 	ret = PTR_ERR_OR_ZERO(s);
 	if (ret)
 		goto err_fd;
-	s->ev = ev;
 	f = anon_inode_getfile("[ddp-stream]", &ddp_stream_fops, s, O_RDWR);
 	if (IS_ERR(f)) {
 		ret = PTR_ERR(f);

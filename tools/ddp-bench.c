@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ddp-bench - throughput of DDP (RFC 5041) over MPA against raw TCP.
+ *
+ * Source and sink run on loopback in one process pair: the parent is the
+ * Data Source (MPA Initiator), a forked child the Data Sink (MPA
+ * Responder). Tagged mode writes messages into a registered sink buffer
+ * of WINDOW slots at increasing TO; untagged mode sends them into WINDOW
+ * posted buffers that the sink reposts as they complete. The sink counts
+ * the octets of its DDP_EV_TAGGED / DDP_EV_RECV events after a warm-up
+ * and hands back one credit per event (shared memory), so the source
+ * never overruns the posted buffers or the event ring. Raw TCP is the
+ * same message size with write()/read(). --table runs every mode with
+ * markers off and on (CRC on) in several rounds and prints the medians.
+ * See ddp-bench(1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/ddp.h>
+#include <linux/iwarp_wire.h>
+#include <linux/mpa.h>
+
+#ifndef TCP_ULP
+#define TCP_ULP		31
+#endif
+
+#define WINDOW		64		/* sink slots: messages in flight */
+#define DEF_SIZE	65536U
+#define MAX_SIZE	(16U << 20)
+#define MAX_ROUNDS	15
+#define EVBATCH		64
+#define RUN_SLACK_S	30		/* a run that takes this much longer failed */
+
+enum mode { M_TCP, M_TAGGED, M_UNTAGGED };
+
+struct cfg {
+	const char *name;
+	enum mode mode;
+	unsigned int flags;	/* MPA_F_* */
+};
+
+static const struct cfg cfgs[] = {
+	{ "tcp", M_TCP, 0 },
+	{ "ddp tagged", M_TAGGED, 0 },
+	{ "ddp tagged markers", M_TAGGED, MPA_F_MARKERS },
+	{ "ddp untagged", M_UNTAGGED, 0 },
+	{ "ddp untagged markers", M_UNTAGGED, MPA_F_MARKERS },
+};
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NCFGS		((int)ARRAY_SIZE(cfgs))
+
+/* Shared between the source (parent) and the sink (child) of one run. */
+struct shared {
+	uint32_t ready;		/* futex: the sink is bound and has buffers */
+	uint32_t credits;	/* futex: messages the source may have sent */
+	uint32_t src_waiting;
+	uint32_t stop;		/* the sink measured enough */
+	uint32_t stag;
+	uint64_t base_to;
+	uint64_t win_bytes;
+	double win_secs;
+	uint64_t rx_msgs;
+	uint64_t rx_fpdus;
+	uint32_t mulpdu;
+	char err[256];
+};
+
+struct result {
+	double mbps;
+	double fpdus_per_msg;
+	uint32_t mulpdu;
+};
+
+static struct shared *sh;
+
+static void set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sh->err[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sh->err, sizeof(sh->err), fmt, ap);
+	va_end(ap);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *t)
+{
+	return syscall(SYS_futex, uaddr, op, val, t, NULL, 0);
+}
+
+static uint32_t load(uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ddp-bench [--mode tcp|tagged|untagged] [--markers] [--size N]\n"
+		"                 [--seconds S] [-6]\n"
+		"       ddp-bench --table [--rounds N] [--size N] [--seconds S] [-6]\n"
+		"  --mode M     what to measure (default tagged)\n"
+		"  --markers    MPA markers in both directions\n"
+		"  --size N     message size in octets (default 65536, at most 16 MiB)\n"
+		"  --seconds S  measurement time per run after a warm-up (default 2)\n"
+		"  --table      raw TCP, tagged and untagged with markers off/on, CRC on\n"
+		"  --rounds N   rounds of the table, medians are printed (default 3)\n"
+		"  -6           IPv6 loopback (default IPv4)\n"
+		"  --help       this text\n");
+}
+
+/* ---- connection setup ---- */
+
+static int family = AF_INET;
+
+static socklen_t loop_addr(struct sockaddr_storage *ss, int port)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s4->sin_port = htons(port);
+	return sizeof(*s4);
+}
+
+static int make_listener(int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loop_addr(&ss, 0);
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
+		perror("ddp-bench: listener");
+		exit(1);
+	}
+	*port = ntohs(family == AF_INET6 ?
+		      ((struct sockaddr_in6 *)&ss)->sin6_port :
+		      ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static int mpa_setup(int fd, __u32 role, unsigned int flags)
+{
+	struct mpa_start s = { .role = role, .flags = flags };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct mpa_info info;
+	socklen_t len;
+	int i;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa"))) {
+		set_err("TCP_ULP mpa: %s", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s))) {
+		set_err("MPA_START: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < 1000; i++) {
+		len = sizeof(info);
+		if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len)) {
+			set_err("MPA_INFO: %s", strerror(errno));
+			return -1;
+		}
+		if (info.state == MPA_S_ERROR) {
+			set_err("MPA startup error %u", info.error);
+			return -1;
+		}
+		if (role == MPA_ROLE_RESPONDER && info.state == MPA_S_REQ_RCVD) {
+			if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, "", 0)) {
+				set_err("MPA_ACCEPT: %s", strerror(errno));
+				return -1;
+			}
+			return 0;
+		}
+		if (role == MPA_ROLE_INITIATOR && info.state == MPA_S_FULL) {
+			sh->mulpdu = info.mulpdu;
+			return 0;
+		}
+		poll(&p, 1, 10);
+	}
+	set_err("MPA startup timeout");
+	return -1;
+}
+
+static int ddp_bind_stream(int pd, int sock)
+{
+	struct ddp_bind b = { .sock_fd = sock, .nqueues = 1 };
+
+	if (ioctl(pd, DDP_IOC_BIND, &b)) {
+		set_err("DDP_IOC_BIND: %s", strerror(errno));
+		return -1;
+	}
+	return b.stream_fd;
+}
+
+/* ---- sink (child) ---- */
+
+static void give_credit(uint32_t n)
+{
+	__atomic_add_fetch(&sh->credits, n, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&sh->src_waiting, 0, __ATOMIC_ACQ_REL))
+		futex(&sh->credits, FUTEX_WAKE, 1, NULL);
+}
+
+static void post(int sfd, void *buf, size_t len, __u64 cookie)
+{
+	struct ddp_post_recv pr = {
+		.addr = (uintptr_t)buf, .len = len, .qn = 0, .cookie = cookie,
+	};
+
+	if (ioctl(sfd, DDP_IOC_POST_RECV, &pr))
+		set_err("DDP_IOC_POST_RECV: %s", strerror(errno));
+}
+
+/* Count the octets of completed messages after @warm s for @secs s. */
+struct meter {
+	double t0, start, end;
+	uint64_t bytes;
+	int state;		/* 0 warm-up, 1 measuring, 2 done */
+};
+
+static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
+{
+	double t = now();
+
+	if (!m->t0)
+		m->t0 = t;
+	if (m->state == 0 && t - m->t0 >= warm) {
+		m->state = 1;
+		m->start = t;
+	} else if (m->state == 1) {
+		m->bytes += n;
+		if (t - m->start >= secs) {
+			m->state = 2;
+			m->end = t;
+			sh->win_bytes = m->bytes;
+			sh->win_secs = m->end - m->start;
+			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+			futex(&sh->credits, FUTEX_WAKE, 1, NULL);
+		}
+	}
+}
+
+static int sink_tcp(int fd, size_t size, double warm, double secs)
+{
+	struct meter m = { 0 };
+	char *buf = malloc(size);
+	ssize_t n;
+
+	if (!buf)
+		return -1;
+	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+	futex(&sh->ready, FUTEX_WAKE, 1, NULL);
+	for (;;) {
+		n = read(fd, buf, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			set_err("read: %s", strerror(errno));
+			return -1;
+		}
+		if (!n)
+			break;
+		sh->rx_msgs++;
+		meter_add(&m, n, warm, secs);
+	}
+	free(buf);
+	if (m.state != 2) {
+		set_err("tcp: the source stopped before the end of the measurement");
+		return -1;
+	}
+	return 0;
+}
+
+static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
+		    double secs)
+{
+	struct ddp_event ev[EVBATCH];
+	struct ddp_reg_mr mr = { .stream_fd = -1 };
+	struct meter m = { 0 };
+	struct mpa_stats st;
+	socklen_t len;
+	uint8_t *buf, hdr[64];
+	int pd, sfd, i, closed = 0;
+	ssize_t n;
+
+	if (mpa_setup(sock, MPA_ROLE_RESPONDER, c->flags))
+		return -1;
+	/*
+	 * The source's first FPDU, a zero-length tagged message, is read
+	 * before the bind: the stream starts with nothing in flight.
+	 */
+	n = recv(sock, hdr, sizeof(hdr), 0);
+	if (n != sizeof(struct ddp_tagged_hdr)) {
+		set_err("sink: first FPDU: %zd %s", n, n < 0 ? strerror(errno) : "");
+		return -1;
+	}
+	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	if (pd < 0) {
+		set_err("/dev/ddp: %s", strerror(errno));
+		return -1;
+	}
+	sfd = ddp_bind_stream(pd, sock);
+	if (sfd < 0)
+		return -1;
+	buf = mmap(NULL, WINDOW * size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED) {
+		set_err("mmap: %s", strerror(errno));
+		return -1;
+	}
+	if (c->mode == M_TAGGED) {
+		mr.addr = (uintptr_t)buf;
+		mr.len = WINDOW * size;
+		mr.base_to = 0x100000000ULL;
+		mr.access = DDP_ACCESS_REMOTE_WRITE;
+		mr.stream_fd = sfd;
+		if (ioctl(pd, DDP_IOC_REG_MR, &mr)) {
+			set_err("DDP_IOC_REG_MR: %s", strerror(errno));
+			return -1;
+		}
+		sh->stag = mr.stag;
+		sh->base_to = mr.base_to;
+	} else {
+		for (i = 0; i < WINDOW; i++)
+			post(sfd, buf + i * size, size, i);
+		if (sh->err[0])
+			return -1;
+	}
+	__atomic_store_n(&sh->credits, WINDOW, __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+	futex(&sh->ready, FUTEX_WAKE, 1, NULL);
+
+	while (!closed) {
+		n = read(sfd, ev, sizeof(ev));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			set_err("read stream: %s", n ? strerror(errno) : "EOF");
+			return -1;
+		}
+		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
+			if (ev[i].type == DDP_EV_ERROR) {
+				set_err("DDP error type 0x%x code 0x%02x",
+					ev[i].err_type, ev[i].err_code);
+				return -1;
+			}
+			if (ev[i].type == DDP_EV_PEER_CLOSED)
+				closed = 1;
+			if (ev[i].type != DDP_EV_RECV && ev[i].type != DDP_EV_TAGGED)
+				continue;
+			/* a completed untagged buffer goes back at once */
+			if (ev[i].type == DDP_EV_RECV)
+				post(sfd, buf + ev[i].cookie * size, size,
+				     ev[i].cookie);
+			sh->rx_msgs++;
+			give_credit(1);
+			meter_add(&m, ev[i].len, warm, secs);
+		}
+		if (sh->err[0])
+			return -1;
+	}
+	len = sizeof(st);
+	if (!getsockopt(sock, SOL_MPA, MPA_STATS, &st, &len))
+		sh->rx_fpdus = st.rx_fpdus;
+	close(sfd);
+	close(pd);
+	munmap(buf, WINDOW * size);
+	if (m.state != 2) {
+		set_err("ddp: the source stopped before the end of the measurement");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- source (parent) ---- */
+
+/* Wait until message @i may be sent; false once the sink stopped. */
+static int wait_credit(uint32_t i)
+{
+	struct timespec t = { 0, 100 * 1000 * 1000 };
+	uint32_t c;
+
+	for (;;) {
+		if (load(&sh->stop))
+			return 0;
+		c = load(&sh->credits);
+		if ((int32_t)(c - i) > 0)
+			return 1;
+		__atomic_store_n(&sh->src_waiting, 1, __ATOMIC_RELEASE);
+		if (load(&sh->credits) == c && !load(&sh->stop))
+			futex(&sh->credits, FUTEX_WAIT, c, &t);
+	}
+}
+
+static int wait_ready(pid_t child)
+{
+	struct timespec t = { 0, 100 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 300 && !load(&sh->ready); i++) {
+		if (sh->err[0] || waitpid(child, NULL, WNOHANG) == child)
+			return -1;
+		futex(&sh->ready, FUTEX_WAIT, 0, &t);
+	}
+	return load(&sh->ready) ? 0 : -1;
+}
+
+static int source_tcp(int fd, size_t size, pid_t child)
+{
+	char *buf = calloc(1, size);
+	size_t off;
+	ssize_t n;
+
+	if (!buf || wait_ready(child))
+		return -1;
+	while (!load(&sh->stop)) {
+		for (off = 0; off < size; off += n) {
+			n = write(fd, buf + off, size - off);
+			if (n < 0 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			if (n < 0) {
+				set_err("write: %s", strerror(errno));
+				return -1;
+			}
+		}
+	}
+	shutdown(fd, SHUT_WR);
+	free(buf);
+	return 0;
+}
+
+static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
+{
+	struct ddp_send sd = { 0 };
+	struct ddp_event ev;
+	char *buf = calloc(1, size);
+	uint32_t i;
+	int pd, sfd;
+
+	if (!buf || mpa_setup(sock, MPA_ROLE_INITIATOR, c->flags))
+		return -1;
+	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	if (pd < 0) {
+		set_err("/dev/ddp: %s", strerror(errno));
+		return -1;
+	}
+	sfd = ddp_bind_stream(pd, sock);
+	if (sfd < 0)
+		return -1;
+	/* the first FPDU: a zero-length tagged message, needs no buffer */
+	sd.addr = (uintptr_t)buf;
+	sd.flags = DDP_SEND_TAGGED;
+	if (ioctl(sfd, DDP_IOC_SEND, &sd)) {
+		set_err("DDP_IOC_SEND: %s", strerror(errno));
+		return -1;
+	}
+	if (wait_ready(child))
+		return -1;
+	sd.len = size;
+	sd.stag = sh->stag;
+	sd.flags = c->mode == M_TAGGED ? DDP_SEND_TAGGED : 0;
+	for (i = 0; wait_credit(i); i++) {
+		sd.to = sh->base_to + (uint64_t)(i % WINDOW) * size;
+		if (ioctl(sfd, DDP_IOC_SEND, &sd)) {
+			set_err("DDP_IOC_SEND: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (ioctl(sfd, DDP_IOC_SHUTDOWN))
+		set_err("DDP_IOC_SHUTDOWN: %s", strerror(errno));
+	/* the sink closes when it got our FIN; no event is expected before */
+	fcntl(sfd, F_SETFL, O_NONBLOCK);
+	while (read(sfd, &ev, sizeof(ev)) == sizeof(ev))
+		;
+	close(sfd);
+	close(pd);
+	free(buf);
+	return 0;
+}
+
+/* ---- runs ---- */
+
+static void raise_memlock(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+}
+
+static int run_one(const struct cfg *c, size_t size, double secs,
+		   struct result *r)
+{
+	double warm = secs < 2 ? secs / 4 : 0.5;
+	struct sockaddr_storage ss;
+	int lfd, fd, port, status, ret;
+	socklen_t len;
+	pid_t pid;
+
+	memset(sh, 0, sizeof(*sh));
+	lfd = make_listener(&port);
+	pid = fork();
+	if (pid < 0) {
+		perror("ddp-bench: fork");
+		exit(1);
+	}
+	if (!pid) {
+		alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
+		fd = accept(lfd, NULL, NULL);
+		close(lfd);
+		if (fd < 0) {
+			set_err("accept: %s", strerror(errno));
+			_exit(1);
+		}
+		ret = c->mode == M_TCP ? sink_tcp(fd, size, warm, secs) :
+		      sink_ddp(fd, c, size, warm, secs);
+		close(fd);
+		_exit(ret ? 1 : 0);
+	}
+	close(lfd);
+	alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
+	len = loop_addr(&ss, port);
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len)) {
+		set_err("connect: %s", strerror(errno));
+		ret = -1;
+	} else {
+		ret = c->mode == M_TCP ? source_tcp(fd, size, pid) :
+		      source_ddp(fd, c, size, pid);
+	}
+	if (ret)
+		kill(pid, SIGKILL);
+	close(fd);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		ret = -1;
+	alarm(0);
+	if (ret) {
+		fprintf(stderr, "ddp-bench: %s: %s\n", c->name,
+			sh->err[0] ? sh->err : "failed");
+		return -1;
+	}
+	r->mbps = sh->win_secs > 0 ? sh->win_bytes / sh->win_secs / 1e6 : 0;
+	r->fpdus_per_msg = sh->rx_msgs ? (double)sh->rx_fpdus / sh->rx_msgs : 0;
+	r->mulpdu = sh->mulpdu;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void print_header(size_t size, double secs, int rounds)
+{
+	struct utsname u;
+
+	uname(&u);
+	printf("ddp-bench: kernel %s, %s loopback, %zu-octet messages, window %d,\n",
+	       u.release, family == AF_INET6 ? "IPv6" : "IPv4", size, WINDOW);
+	printf("ddp-bench: %.1f s per run after a warm-up, %d round(s), MPA CRC on\n",
+	       secs, rounds);
+}
+
+static int run_table(size_t size, double secs, int rounds)
+{
+	double v[NCFGS][MAX_ROUNDS], med[NCFGS], fpm[NCFGS] = { 0 };
+	int ok[NCFGS] = { 0 }, i, k, fail = 0;
+	uint32_t mulpdu[NCFGS] = { 0 };
+	struct result r;
+
+	print_header(size, secs, rounds);
+	for (k = 0; k < rounds; k++) {
+		for (i = 0; i < NCFGS; i++) {
+			if (run_one(&cfgs[i], size, secs, &r)) {
+				fail = 1;
+				continue;
+			}
+			v[i][ok[i]++] = r.mbps;
+			fpm[i] = r.fpdus_per_msg;
+			if (r.mulpdu)
+				mulpdu[i] = r.mulpdu;
+		}
+	}
+	printf("%-22s %10s %10s %10s %8s %9s %7s\n", "config", "MB/s", "min",
+	       "max", "vs tcp", "FPDU/msg", "MULPDU");
+	for (i = 0; i < NCFGS; i++) {
+		if (!ok[i]) {
+			printf("%-22s %10s\n", cfgs[i].name, "FAILED");
+			continue;
+		}
+		qsort(v[i], ok[i], sizeof(double), cmp_double);
+		med[i] = ok[i] % 2 ? v[i][ok[i] / 2] :
+			 (v[i][ok[i] / 2 - 1] + v[i][ok[i] / 2]) / 2;
+		printf("%-22s %10.1f %10.1f %10.1f", cfgs[i].name, med[i], v[i][0],
+		       v[i][ok[i] - 1]);
+		if (ok[0] && med[0] > 0)
+			printf(" %8.2f", med[i] / med[0]);
+		else
+			printf(" %8s", "-");
+		if (cfgs[i].mode == M_TCP)
+			printf(" %9s %7s\n", "-", "-");
+		else
+			printf(" %9.2f %7u\n", fpm[i], mulpdu[i]);
+	}
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "mode", required_argument, NULL, 'M' },
+		{ "markers", no_argument, NULL, 'k' },
+		{ "size", required_argument, NULL, 's' },
+		{ "seconds", required_argument, NULL, 'S' },
+		{ "table", no_argument, NULL, 'T' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cfg one = { "ddp tagged", M_TAGGED, 0 };
+	int table = 0, rounds = 3, c;
+	double secs = 2;
+	size_t size = DEF_SIZE;
+	struct result r;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "6h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'M':
+			if (!strcmp(optarg, "tcp")) {
+				one.mode = M_TCP;
+			} else if (!strcmp(optarg, "tagged")) {
+				one.mode = M_TAGGED;
+			} else if (!strcmp(optarg, "untagged")) {
+				one.mode = M_UNTAGGED;
+			} else {
+				print_usage(stderr);
+				return 2;
+			}
+			break;
+		case 'k':
+			one.flags |= MPA_F_MARKERS;
+			break;
+		case 's':
+			size = strtoul(optarg, &end, 0);
+			if (*end || !size || size > MAX_SIZE) {
+				print_usage(stderr);
+				return 2;
+			}
+			break;
+		case 'S':
+			secs = strtod(optarg, &end);
+			if (*end || secs < 0.1 || secs > 600) {
+				print_usage(stderr);
+				return 2;
+			}
+			break;
+		case 'T':
+			table = 1;
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			if (rounds < 1 || rounds > MAX_ROUNDS) {
+				print_usage(stderr);
+				return 2;
+			}
+			break;
+		case '6':
+			family = AF_INET6;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		print_usage(stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	raise_memlock();
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("ddp-bench: mmap");
+		return 1;
+	}
+	if (table)
+		return run_table(size, secs, rounds) ? 1 : 0;
+
+	one.name = one.mode == M_TCP ? "tcp" :
+		   one.mode == M_TAGGED ? (one.flags ? "ddp tagged markers" : "ddp tagged") :
+		   (one.flags ? "ddp untagged markers" : "ddp untagged");
+	print_header(size, secs, 1);
+	if (run_one(&one, size, secs, &r))
+		return 1;
+	printf("%s: %.1f MB/s", one.name, r.mbps);
+	if (one.mode != M_TCP)
+		printf(", %.2f FPDUs per message, MULPDU %u", r.fpdus_per_msg,
+		       r.mulpdu);
+	printf("\n");
+	return 0;
+}

@@ -1,0 +1,999 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpa-bench - throughput and latency of the "mpa" TCP ULP against raw TCP.
+ *
+ * Sender and receiver run on loopback in one process pair: the parent is
+ * the sender (MPA Initiator), a forked child the receiver (MPA Responder).
+ * Throughput is counted by the receiver after a warm-up; the ping-pong mode
+ * measures round trips of 64-octet messages. --table runs the whole matrix
+ * (raw TCP and MPA with CRC on/off and markers on/off) in several rounds
+ * and prints the medians. See mpa-bench(1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+#include <linux/mpa.h>
+
+#ifndef TCP_ULP
+#define TCP_ULP		31
+#endif
+
+#define SIZE_MULPDU	0U		/* --size mulpdu */
+#define MAX_SIZE	1048576U	/* raw TCP; MPA stops at 65535 */
+#define PP_SIZE		64U		/* ping-pong message size */
+#define MAX_RTTS	2000000U
+#define IO_TIMEOUT_S	10		/* SO_SNDTIMEO / SO_RCVTIMEO: a hang is a failure */
+#define STARTUP_MS	10000
+#define NCFGS		6
+#define NSIZES		3
+#define MAX_ROUNDS	15
+
+struct cfg {
+	const char *name;
+	int mpa;
+	unsigned int flags;	/* MPA_F_* */
+	int eor;		/* raw TCP: TCP_NODELAY and MSG_EOR on every send */
+};
+
+static const struct cfg cfgs[NCFGS] = {
+	{ "tcp", 0, 0, 0 },
+	{ "mpa crc nomarkers", 1, 0, 0 },
+	{ "mpa crc markers", 1, MPA_F_MARKERS, 0 },
+	{ "mpa nocrc nomarkers", 1, MPA_F_NO_CRC, 0 },
+	{ "mpa nocrc markers", 1, MPA_F_NO_CRC | MPA_F_MARKERS, 0 },
+	/* not a baseline: one skb per message, pushed at once, as MPA sends FPDUs */
+	{ "tcp nodelay+eor", 0, 0, 1 },
+};
+
+/* Shared between the parent and the child of one run (MAP_SHARED). */
+struct shared {
+	int stop;			/* receiver to sender: measurement over */
+	__u64 tx_bytes;
+	__u64 tx_msgs;
+	__u64 rx_bytes;
+	__u64 rx_msgs;
+	__u64 win_bytes;		/* counted in the measurement window */
+	double win_secs;
+	__u32 mulpdu;			/* the child's MPA_MULPDU after MPA_ACCEPT */
+	struct mpa_stats rx_stats;
+	char err[256];
+};
+
+struct result {
+	double mbps;			/* 10^6 payload octets per second */
+	double rtt_med_us;
+	double rtt_mean_us;
+	unsigned long nrtt;
+	__u32 size;
+};
+
+static struct shared *sh;
+static int family = AF_INET;
+static char errbuf[256];
+static int sig_phase;
+
+static void set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&sig_phase, 1, __ATOMIC_RELAXED);
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
+		"                 [--no-crc] [--eor] [--pingpong] [--table] [--rounds R] [-6]\n"
+		"                 [--help]\n"
+		"  --size N     message (ULPDU) size in octets, or mulpdu (default 1024)\n"
+		"  --seconds S  measured time of one throughput run (default 2; ping-pong S/2)\n"
+		"  --mode M     tcp (plain sockets) or mpa (the \"mpa\" ULP; default mpa)\n"
+		"  --markers    require markers on receive (both ends)\n"
+		"  --no-crc     prefer no CRC (both ends; needs mpa.allow_no_crc=1)\n"
+		"  --eor        raw TCP: TCP_NODELAY and MSG_EOR on every send, so every\n"
+		"               message is pushed in an skb of its own, as MPA does\n"
+		"  --pingpong   64-octet round-trip time instead of throughput\n"
+		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
+		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
+		"  -6           use IPv6 loopback (default IPv4)\n"
+		"  --help       this text\n"
+		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
+}
+
+/* ---- connection setup ---- */
+
+static socklen_t loop_addr(struct sockaddr_storage *ss, int port)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_loopback;
+		a6->sin6_port = htons(port);
+		return sizeof(*a6);
+	}
+	a4->sin_family = AF_INET;
+	a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a4->sin_port = htons(port);
+	return sizeof(*a4);
+}
+
+static int make_listener(int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loop_addr(&ss, 0);
+	int fd, one = 1;
+
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0) {
+		set_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
+		set_err("bind/listen: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+				       ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static int connect_to(int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loop_addr(&ss, port);
+	int fd;
+
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0) {
+		set_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&ss, len)) {
+		set_err("connect: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int set_common_opts(int fd, int nodelay)
+{
+	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    (nodelay && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))) {
+		set_err("setsockopt: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Attach the ULP and run the startup exchange for @role. */
+static int mpa_setup(int fd, __u32 role, unsigned int flags)
+{
+	struct mpa_start s = { .role = role, .flags = flags };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct mpa_info info;
+	socklen_t len = sizeof(info);
+	__u32 tmo = STARTUP_MS;
+	char pd = 0;
+	int ret;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", 4)) {
+		set_err("TCP_ULP mpa: %s (is mpa.ko loaded?)", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo))) {
+		set_err("MPA_TIMEOUT: %s", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s))) {
+		set_err("MPA_START: %s%s", strerror(errno),
+			errno == EPERM ? " (set /sys/module/mpa/parameters/allow_no_crc)" : "");
+		return -1;
+	}
+	if (role == MPA_ROLE_INITIATOR)
+		return 0;	/* the first send waits for the Reply */
+	ret = poll(&pfd, 1, STARTUP_MS);
+	if (ret <= 0) {
+		set_err("responder: no MPA Request (%s)", ret ? strerror(errno) : "timeout");
+		return -1;
+	}
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len) || info.state != MPA_S_REQ_RCVD) {
+		set_err("responder: state %u error %u after the Request", info.state,
+			info.error);
+		return -1;
+	}
+	if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, &pd, 0)) {
+		set_err("MPA_ACCEPT: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* After the first FPDU went out: full operation with what we asked for. */
+static int mpa_check_info(int fd, unsigned int flags)
+{
+	struct mpa_info info;
+	socklen_t len = sizeof(info);
+	unsigned int want = 0;
+
+	if (!(flags & MPA_F_NO_CRC))
+		want |= MPA_I_CRC;
+	if (flags & MPA_F_MARKERS)
+		want |= MPA_I_MARKERS_RX | MPA_I_MARKERS_TX;
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len)) {
+		set_err("MPA_INFO: %s", strerror(errno));
+		return -1;
+	}
+	if (info.state != MPA_S_FULL ||
+	    (info.flags & (MPA_I_CRC | MPA_I_MARKERS_RX | MPA_I_MARKERS_TX)) != want) {
+		set_err("negotiated state %u flags %#x, wanted flags %#x", info.state,
+			info.flags, want);
+		return -1;
+	}
+	return 0;
+}
+
+static int get_stats(int fd, struct mpa_stats *st)
+{
+	socklen_t len = sizeof(*st);
+
+	if (getsockopt(fd, SOL_MPA, MPA_STATS, st, &len)) {
+		set_err("MPA_STATS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- data transfer ---- */
+
+static int send_msg(int fd, const char *buf, size_t size, int mpa, int eor)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < size) {
+		n = send(fd, buf + off, size - off, MSG_NOSIGNAL | (eor ? MSG_EOR : 0));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			set_err("send: %s", n ? strerror(errno) : "returned 0");
+			return -1;
+		}
+		if (mpa && (size_t)n != size) {
+			set_err("MPA send returned %zd for %zu", n, size);
+			return -1;
+		}
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * Receive one message. MPA: exactly one ULPDU of @size octets, with
+ * MSG_EOR and without MSG_TRUNC. TCP: one recv of at most @size octets
+ * (@exact: until @size octets). Return the octets, 0 at EOF, -1 on error.
+ */
+static ssize_t recv_msg(int fd, char *buf, size_t size, int mpa, int exact)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	size_t off = 0;
+	ssize_t n;
+
+	if (mpa) {
+		do {
+			n = recvmsg(fd, &m, 0);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			set_err("recv: %s", strerror(errno));
+			return -1;
+		}
+		if (n && ((size_t)n != size || (m.msg_flags & MSG_TRUNC) ||
+			  !(m.msg_flags & MSG_EOR))) {
+			set_err("MPA recv got %zd octets flags %#x, expected %zu", n,
+				m.msg_flags, size);
+			return -1;
+		}
+		return n;
+	}
+	for (;;) {
+		n = recv(fd, buf + off, size - off, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			set_err("recv: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			if (off) {
+				set_err("EOF inside a message");
+				return -1;
+			}
+			return 0;
+		}
+		off += n;
+		if (!exact || off == size)
+			return off;
+	}
+}
+
+static int receiver(int fd, size_t size, int mpa, double warm, double secs)
+{
+	struct itimerval it = {
+		.it_value = { (time_t)warm, (long)((warm - (time_t)warm) * 1e6) },
+		.it_interval = { (time_t)secs, (long)((secs - (time_t)secs) * 1e6) },
+	};
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	__u64 total = 0, msgs = 0, seq, b0 = 0;
+	double t0 = 0;
+	int seen = 0, phase;
+	char *buf;
+	ssize_t n;
+
+	buf = malloc(size);
+	if (!buf) {
+		set_err("out of memory");
+		return -1;
+	}
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (;;) {
+		phase = __atomic_load_n(&sig_phase, __ATOMIC_RELAXED);
+		if (phase != seen) {
+			seen = phase;
+			if (seen == 1) {
+				t0 = now();
+				b0 = total;
+			} else if (seen == 2) {
+				memset(&it, 0, sizeof(it));
+				setitimer(ITIMER_REAL, &it, NULL);
+				sh->win_secs = now() - t0;
+				sh->win_bytes = total - b0;
+				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+			}
+		}
+		n = recv_msg(fd, buf, size, mpa, 0);
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		if (mpa && size >= sizeof(seq)) {
+			memcpy(&seq, buf, sizeof(seq));
+			if (seq != msgs) {
+				set_err("ULPDU %llu carries sequence number %llu",
+					(unsigned long long)msgs, (unsigned long long)seq);
+				goto fail;
+			}
+		}
+		total += n;
+		msgs++;
+	}
+	if (seen < 2) {
+		set_err("the sender stopped early");
+		goto fail;
+	}
+	sh->rx_bytes = total;
+	sh->rx_msgs = msgs;
+	free(buf);
+	if (mpa && get_stats(fd, &sh->rx_stats))
+		return -1;
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+static int sender(int fd, size_t size, const struct cfg *c)
+{
+	int mpa = c->mpa;
+	__u64 seq = 0;
+	char *buf;
+
+	buf = malloc(size);
+	if (!buf) {
+		set_err("out of memory");
+		return -1;
+	}
+	memset(buf, 0x5a, size);
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		if (size >= sizeof(seq))
+			memcpy(buf, &seq, sizeof(seq));
+		if (send_msg(fd, buf, size, mpa, c->eor))
+			goto fail;
+		if (mpa && !seq && mpa_check_info(fd, c->flags))
+			goto fail;
+		seq++;
+	}
+	sh->tx_bytes = seq * size;
+	sh->tx_msgs = seq;
+	free(buf);
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
+{
+	int mpa = c->mpa;
+	char buf[PP_SIZE];
+	double *rtt, t, start, sum = 0;
+	unsigned long n = 0, i;
+	ssize_t got;
+
+	rtt = malloc(MAX_RTTS * sizeof(*rtt));
+	if (!rtt) {
+		set_err("out of memory");
+		return -1;
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	start = now();
+	for (i = 0; n < MAX_RTTS; i++) {
+		t = now();
+		if (t - start > secs + 0.2)
+			break;
+		if (send_msg(fd, buf, PP_SIZE, mpa, c->eor))
+			goto fail;
+		if (mpa && !i && mpa_check_info(fd, c->flags))
+			goto fail;
+		got = recv_msg(fd, buf, PP_SIZE, mpa, 1);
+		if (got <= 0) {
+			if (!got)
+				set_err("EOF from the ponger");
+			goto fail;
+		}
+		if (t - start >= 0.2)	/* warm-up */
+			rtt[n++] = now() - t;
+	}
+	if (!n) {
+		set_err("no round trip measured");
+		goto fail;
+	}
+	sh->tx_msgs = i;
+	for (i = 0; i < n; i++)
+		sum += rtt[i];
+	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	r->rtt_med_us = (n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2) * 1e6;
+	r->rtt_mean_us = sum / n * 1e6;
+	r->nrtt = n;
+	free(rtt);
+	return 0;
+fail:
+	free(rtt);
+	return -1;
+}
+
+static int ponger(int fd, const struct cfg *c)
+{
+	int mpa = c->mpa;
+	char buf[PP_SIZE];
+	__u64 msgs = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = recv_msg(fd, buf, PP_SIZE, mpa, 1);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		msgs++;
+		if (send_msg(fd, buf, PP_SIZE, mpa, c->eor))
+			return -1;
+	}
+	sh->rx_msgs = msgs;
+	return 0;
+}
+
+/* The child: accept, MPA Responder, then receive or echo. */
+static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
+		       double warm, double secs)
+{
+	int fd, ret = -1;
+	socklen_t len = sizeof(sh->mulpdu);
+
+	fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (fd < 0) {
+		set_err("accept: %s", strerror(errno));
+		goto out;
+	}
+	if (set_common_opts(fd, (pingpong && !c->mpa) || c->eor))
+		goto out;
+	if (c->mpa) {
+		if (mpa_setup(fd, MPA_ROLE_RESPONDER, c->flags))
+			goto out;
+		if (getsockopt(fd, SOL_MPA, MPA_MULPDU, &sh->mulpdu, &len)) {
+			set_err("MPA_MULPDU: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (!size)
+		ret = 0;	/* probe: MULPDU only */
+	else if (pingpong)
+		ret = ponger(fd, c);
+	else
+		ret = receiver(fd, size, c->mpa, warm, secs);
+out:
+	if (ret)
+		snprintf(sh->err, sizeof(sh->err), "receiver: %s", errbuf);
+	if (fd >= 0)
+		close(fd);
+	_exit(ret ? 1 : 0);
+}
+
+/*
+ * Ping-pong runs both ends on CPU 0: under emulation a wakeup across vCPUs
+ * can take milliseconds and would be all that is measured. @pin 0 restores
+ * the mask saved by @pin 1.
+ */
+static int pin_cpu0(int pin)
+{
+	static cpu_set_t saved;
+	cpu_set_t one;
+
+	if (!pin) {
+		if (sched_setaffinity(0, sizeof(saved), &saved)) {
+			set_err("sched_setaffinity: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_getaffinity(0, sizeof(saved), &saved) ||
+	    sched_setaffinity(0, sizeof(one), &one)) {
+		set_err("CPU affinity: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One run: throughput of @size-octet messages (@pingpong: 64-octet round
+ * trips) for @c. @size 0 only sets up the connection and reports the
+ * MULPDU in @r->size.
+ */
+static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
+		   struct result *r)
+{
+	double warm = secs / 4 < 0.5 ? secs / 4 : 0.5;
+	int lfd, fd = -1, port, status, ret = -1;
+	pid_t pid;
+
+	memset(sh, 0, sizeof(*sh));
+	memset(r, 0, sizeof(*r));
+	errbuf[0] = 0;
+	fflush(NULL);
+	if (pingpong && pin_cpu0(1))
+		return -1;
+	lfd = make_listener(&port);
+	if (lfd < 0) {
+		if (pingpong)
+			pin_cpu0(0);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		set_err("fork: %s", strerror(errno));
+		close(lfd);
+		if (pingpong)
+			pin_cpu0(0);
+		return -1;
+	}
+	if (!pid)
+		child_main(lfd, c, size, pingpong, warm, secs);
+	fd = connect_to(port);
+	close(lfd);
+	if (fd < 0)
+		goto reap;
+	if (set_common_opts(fd, (pingpong && !c->mpa) || c->eor))
+		goto reap;
+	if (c->mpa && mpa_setup(fd, MPA_ROLE_INITIATOR, c->flags))
+		goto reap;
+	if (!size)
+		ret = 0;
+	else if (pingpong)
+		ret = pinger(fd, c, secs, r);
+	else
+		ret = sender(fd, size, c);
+	/* a probe closes only after the child is done with the startup */
+	if (!ret && size && shutdown(fd, SHUT_WR)) {
+		set_err("shutdown: %s", strerror(errno));
+		ret = -1;
+	}
+reap:
+	if (ret)
+		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	if (fd >= 0 && ret)
+		close(fd);	/* unblock the child */
+	if (pingpong && pin_cpu0(0))
+		ret = -1;
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		char own[sizeof(errbuf)];
+
+		snprintf(own, sizeof(own), "%s", errbuf);
+		set_err("%s%s%s", own, own[0] ? "; " : "",
+			sh->err[0] ? sh->err : "receiver died");
+		ret = -1;
+	}
+	if (!ret && c->mpa && size && !pingpong) {
+		struct mpa_stats st;
+
+		if (get_stats(fd, &st)) {
+			ret = -1;
+		} else if (st.tx_octets != sh->tx_bytes || st.tx_fpdus != sh->tx_msgs ||
+			   sh->rx_stats.rx_octets != sh->rx_bytes ||
+			   sh->rx_stats.rx_fpdus != sh->rx_msgs) {
+			set_err("MPA_STATS tx %llu/%llu rx %llu/%llu octets/FPDUs, counted %llu/%llu %llu/%llu",
+				(unsigned long long)st.tx_octets, (unsigned long long)st.tx_fpdus,
+				(unsigned long long)sh->rx_stats.rx_octets,
+				(unsigned long long)sh->rx_stats.rx_fpdus,
+				(unsigned long long)sh->tx_bytes, (unsigned long long)sh->tx_msgs,
+				(unsigned long long)sh->rx_bytes, (unsigned long long)sh->rx_msgs);
+			ret = -1;
+		}
+	}
+	if (fd >= 0 && !ret)
+		close(fd);
+	if (ret)
+		return -1;
+	if (!size) {
+		r->size = sh->mulpdu;
+		return 0;
+	}
+	r->size = size;
+	if (pingpong) {
+		if (sh->rx_msgs != sh->tx_msgs) {
+			set_err("%llu pings, %llu echoed", (unsigned long long)sh->tx_msgs,
+				(unsigned long long)sh->rx_msgs);
+			return -1;
+		}
+		return 0;
+	}
+	if (sh->rx_bytes != sh->tx_bytes) {
+		set_err("sent %llu octets, received %llu", (unsigned long long)sh->tx_bytes,
+			(unsigned long long)sh->rx_bytes);
+		return -1;
+	}
+	if (sh->win_secs <= 0) {
+		set_err("no measurement window");
+		return -1;
+	}
+	r->mbps = sh->win_bytes / sh->win_secs / 1e6;
+	return 0;
+}
+
+static int probe_mulpdu(unsigned int markers, __u32 *mulpdu)
+{
+	struct cfg c = { "probe", 1, markers, 0 };
+	struct result r;
+
+	if (run_one(&c, 0, 0, 1, &r))
+		return -1;
+	if (!r.size || r.size > 65535) {
+		set_err("MPA_MULPDU returned %u", r.size);
+		return -1;
+	}
+	*mulpdu = r.size;
+	return 0;
+}
+
+/* ---- report ---- */
+
+static void print_header(void)
+{
+	char line[256], name[128] = "", drivers[256] = "";
+	struct utsname u;
+	time_t t = time(NULL);
+	FILE *f;
+
+	uname(&u);
+	printf("mpa-bench: %s %s %s\n", u.sysname, u.release, u.version);
+	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S %z", localtime(&t));
+	printf("date: %s, CPUs online: %ld, loopback %s\n", line,
+	       sysconf(_SC_NPROCESSORS_ONLN), family == AF_INET6 ? "IPv6" : "IPv4");
+	f = fopen("/proc/crypto", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char val[128];
+
+		if (sscanf(line, "name : %127s", val) == 1) {
+			strcpy(name, val);
+		} else if (sscanf(line, "driver : %127s", val) == 1 && !strcmp(name, "crc32c") &&
+			   strlen(drivers) + strlen(val) + 2 < sizeof(drivers)) {
+			if (drivers[0])
+				strcat(drivers, " ");
+			strcat(drivers, val);
+		}
+	}
+	if (f)
+		fclose(f);
+	printf("crc32c drivers: %s -> %s\n", drivers[0] ? drivers : "none loaded",
+	       strstr(drivers, "crc32c-intel") ? "hardware accelerated (crc32c-intel)" :
+	       "software only");
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* relative spread (max - min) / median in percent */
+static double spread(double *v, int n, double med)
+{
+	return med > 0 ? (v[n - 1] - v[0]) / med * 100 : 0;
+}
+
+/* one table cell: median of the successful rounds, ratio, spread, failures */
+static void cell(char *buf, size_t len, double *v, int ok, int rounds, double base)
+{
+	double med;
+	int n;
+
+	if (!ok) {
+		snprintf(buf, len, "FAIL");
+		return;
+	}
+	med = median(v, ok);
+	n = snprintf(buf, len, "%7.1f %5.2fx +-%.0f%%", med, base > 0 ? med / base : 0,
+		     spread(v, ok, med));
+	if (ok < rounds && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " F%d", rounds - ok);
+}
+
+static int run_table(double secs, int rounds)
+{
+	static double tp[NCFGS][NSIZES][MAX_ROUNDS], rtt[NCFGS][MAX_ROUNDS];
+	static double rtt_mean[NCFGS][MAX_ROUNDS];
+	int ok[NCFGS][NSIZES + 1] = { { 0 } };
+	double base[NSIZES + 1];
+	__u32 mulpdu[2], size;
+	const char *hdr[NSIZES] = { "64 B", "1 KiB", "MULPDU" };
+	int r, s, i, failures = 0;
+	double t0 = now();
+	struct result res;
+	char buf[64];
+
+	print_header();
+	if (probe_mulpdu(0, &mulpdu[0]) || probe_mulpdu(MPA_F_MARKERS, &mulpdu[1])) {
+		fprintf(stderr, "mpa-bench: MPA setup failed: %s\n", errbuf);
+		return 1;
+	}
+	printf("MULPDU: %u without markers (also the raw TCP size), %u with markers\n",
+	       mulpdu[0], mulpdu[1]);
+	printf("runs: %d rounds, interleaved, %.2g s measured after %.2g s warm-up; medians\n",
+	       rounds, secs, secs / 4 < 0.5 ? secs / 4 : 0.5);
+	printf("raw TCP: default options (Nagle on) for throughput, TCP_NODELAY for RTT\n");
+	printf("RTT: both ends pinned to CPU 0, %.2g s after 0.2 s warm-up\n", secs / 2);
+	fflush(stdout);
+
+	for (r = 0; r < rounds; r++) {
+		for (s = 0; s < NSIZES; s++) {
+			for (i = 0; i < NCFGS; i++) {
+				size = s == 0 ? 64 : s == 1 ? 1024 :
+				       mulpdu[cfgs[i].flags & MPA_F_MARKERS ? 1 : 0];
+				if (run_one(&cfgs[i], size, 0, secs, &res)) {
+					fprintf(stderr, "mpa-bench: %s size %u: %s\n",
+						cfgs[i].name, size, errbuf);
+					failures++;
+					continue;
+				}
+				tp[i][s][ok[i][s]++] = res.mbps;
+			}
+		}
+		for (i = 0; i < NCFGS; i++) {
+			if (run_one(&cfgs[i], PP_SIZE, 1, secs / 2, &res)) {
+				fprintf(stderr, "mpa-bench: %s ping-pong: %s\n", cfgs[i].name,
+					errbuf);
+				failures++;
+				continue;
+			}
+			rtt_mean[i][ok[i][NSIZES]] = res.rtt_mean_us;
+			rtt[i][ok[i][NSIZES]++] = res.rtt_med_us;
+		}
+		fprintf(stderr, "mpa-bench: round %d/%d done after %.0f s\n", r + 1, rounds,
+			now() - t0);
+	}
+
+	for (s = 0; s < NSIZES; s++)
+		base[s] = ok[0][s] ? median(tp[0][s], ok[0][s]) : 0;
+	base[NSIZES] = ok[0][NSIZES] ? median(rtt[0], ok[0][NSIZES]) : 0;
+
+	printf("\nthroughput in MB/s (10^6 payload octets/s, receiver side), x = ratio to tcp,\n"
+	       "+-%% = (max - min) / median over the rounds, Fn = n rounds failed\n\n");
+	printf("%-20s", "");
+	for (s = 0; s < NSIZES; s++)
+		printf(" | %-23s", hdr[s]);
+	printf(" | 64 B RTT us: median, x, +-%%, mean\n");
+	for (i = 0; i < NCFGS; i++) {
+		printf("%-20s", cfgs[i].name);
+		for (s = 0; s < NSIZES; s++) {
+			cell(buf, sizeof(buf), tp[i][s], ok[i][s], rounds, base[s]);
+			printf(" | %-23s", buf);
+		}
+		cell(buf, sizeof(buf), rtt[i], ok[i][NSIZES], rounds, base[NSIZES]);
+		printf(" | %s", buf);
+		if (ok[i][NSIZES])
+			printf(", mean %.1f", median(rtt_mean[i], ok[i][NSIZES]));
+		printf("\n");
+	}
+	printf("\nMULPDU column: tcp and nomarkers rows send %u-octet messages, markers rows %u.\n",
+	       mulpdu[0], mulpdu[1]);
+	printf("Total time %.0f s, %d failed run(s) (errors on stderr).\n", now() - t0, failures);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "seconds", required_argument, NULL, 't' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "markers", no_argument, NULL, 'm' },
+		{ "no-crc", no_argument, NULL, 'n' },
+		{ "eor", no_argument, NULL, 'E' },
+		{ "pingpong", no_argument, NULL, 'p' },
+		{ "table", no_argument, NULL, 'T' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cfg c = { "mpa", 1, 0, 0 };
+	int opt, table = 0, pingpong = 0, rounds = 3;
+	unsigned long size = 1024;
+	double secs = 2;
+	char *end, name[64];
+	struct result res;
+	__u32 mulpdu;
+
+	while ((opt = getopt_long(argc, argv, "6h", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (!strcmp(optarg, "mulpdu")) {
+				size = SIZE_MULPDU;
+				break;
+			}
+			size = strtoul(optarg, &end, 0);
+			if (*end || !size || size > MAX_SIZE)
+				goto usage;
+			break;
+		case 't':
+			secs = strtod(optarg, &end);
+			if (*end || !(secs >= 0.1 && secs <= 3600))
+				goto usage;
+			break;
+		case 'M':
+			if (!strcmp(optarg, "tcp"))
+				c.mpa = 0;
+			else if (!strcmp(optarg, "mpa"))
+				c.mpa = 1;
+			else
+				goto usage;
+			break;
+		case 'm':
+			c.flags |= MPA_F_MARKERS;
+			break;
+		case 'n':
+			c.flags |= MPA_F_NO_CRC;
+			break;
+		case 'E':
+			c.eor = 1;
+			break;
+		case 'p':
+			pingpong = 1;
+			break;
+		case 'T':
+			table = 1;
+			break;
+		case 'r':
+			rounds = strtol(optarg, &end, 0);
+			if (*end || rounds < 1 || rounds > MAX_ROUNDS)
+				goto usage;
+			break;
+		case '6':
+			family = AF_INET6;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			goto usage;
+		}
+	}
+	if (optind != argc)
+		goto usage;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("mpa-bench: mmap");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (table)
+		return run_table(secs, rounds);
+
+	if (c.mpa && size > 65535)
+		goto usage;
+	if (pingpong) {
+		size = PP_SIZE;
+	} else if (size == SIZE_MULPDU) {
+		if (probe_mulpdu(c.mpa ? c.flags & MPA_F_MARKERS : 0, &mulpdu)) {
+			fprintf(stderr, "mpa-bench: MULPDU probe: %s\n", errbuf);
+			return 1;
+		}
+		size = mulpdu;
+	}
+	snprintf(name, sizeof(name), "%s%s%s%s", c.mpa ? "mpa" : "tcp",
+		 !c.mpa && c.eor ? " nodelay+eor" : "",
+		 !c.mpa ? "" : c.flags & MPA_F_NO_CRC ? " nocrc" : " crc",
+		 !c.mpa ? "" : c.flags & MPA_F_MARKERS ? " markers" : " nomarkers");
+	c.name = name;
+	if (run_one(&c, size, pingpong, pingpong ? secs / 2 : secs, &res)) {
+		fprintf(stderr, "mpa-bench: %s: %s\n", name, errbuf);
+		return 1;
+	}
+	if (pingpong)
+		printf("%s: 64 B RTT median %.1f us, mean %.1f us (%lu round trips)\n", name,
+		       res.rtt_med_us, res.rtt_mean_us, res.nrtt);
+	else
+		printf("%s: size %u: %.1f MB/s (%llu octets in %.2f s; %llu messages in all)\n",
+		       name, res.size, res.mbps, (unsigned long long)sh->win_bytes,
+		       sh->win_secs, (unsigned long long)sh->rx_msgs);
+	return 0;
+usage:
+	print_usage(stderr);
+	return 2;
+}

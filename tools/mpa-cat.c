@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpa-cat - netcat over MPA (RFC 5044), using the "mpa" TCP ULP.
+ *
+ * Without -l it connects to HOST PORT and is the MPA Initiator; with -l it
+ * accepts one connection on HOST PORT and is the Responder. Standard input
+ * is sent as ULPDUs (one ULPDU per read of at most SIZE octets), every
+ * received ULPDU is written to standard output. See mpa-cat(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/iwarp_wire.h>
+#include <linux/mpa.h>
+
+#ifndef TCP_ULP
+#define TCP_ULP		31
+#endif
+
+#define MAX_PD		512
+#define MAX_ULPDU	65535
+
+/* exit statuses besides the RFC 5044 error codes 1..4 */
+#define EXIT_SYS	10	/* system or network error */
+#define EXIT_USAGE	11	/* bad command line */
+#define EXIT_REJECTED	12	/* the Responder rejected our Request */
+#define EXIT_RULE4	13	/* the Initiator closed before sending an FPDU */
+
+struct opts {
+	int listen;
+	int family;
+	unsigned int flags;
+	const char *pd;
+	unsigned int size;
+	long timeout;
+	int verbose;
+	const char *host;
+	const char *port;
+};
+
+static const char *const err_names[] = {
+	[MPA_ERR_TCP_CLOSED] = "TCP connection closed",
+	[MPA_ERR_CRC] = "CRC error",
+	[MPA_ERR_MARKER] = "marker error",
+	[MPA_ERR_STARTUP] = "startup failed",
+};
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mpa-cat [-l] [-6] [-m] [-n] [-p TEXT] [-s SIZE] [-t MS] [-v] HOST PORT\n"
+		"  -l       listen on HOST PORT, accept one connection (MPA Responder)\n"
+		"           (default: connect to HOST PORT as the MPA Initiator)\n"
+		"  -6       use IPv6 (default IPv4)\n"
+		"  -m       require markers on what this end receives\n"
+		"  -n       prefer no CRC (needs mpa.allow_no_crc=1)\n"
+		"  -p TEXT  private data for the Request (Initiator) or Reply (Responder)\n"
+		"  -s SIZE  largest ULPDU to send (default: MULPDU)\n"
+		"  -t MS    MPA startup timeout in milliseconds (0: none)\n"
+		"  -v       print the MPA statistics at the end\n"
+		"  --help   this text\n"
+		"Exit status: 0 after a clean close, 1..4 the RFC 5044 error code,\n"
+		"10 system error, 11 usage, 12 rejected, 13 Responder could not send.\n");
+}
+
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("mpa-cat: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void die_sys(const char *what)
+{
+	msg("%s: %s", what, strerror(errno));
+	exit(EXIT_SYS);
+}
+
+static void print_stats(int fd)
+{
+	struct mpa_stats st;
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(fd, SOL_MPA, MPA_STATS, &st, &len)) {
+		msg("MPA_STATS: %s", strerror(errno));
+		return;
+	}
+	msg("stats: tx_fpdus %llu tx_octets %llu tx_markers %llu",
+	    (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+	    (unsigned long long)st.tx_markers);
+	msg("stats: rx_fpdus %llu rx_octets %llu rx_markers %llu",
+	    (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
+	    (unsigned long long)st.rx_markers);
+	msg("stats: rx_crc_errors %llu rx_marker_errors %llu",
+	    (unsigned long long)st.rx_crc_errors,
+	    (unsigned long long)st.rx_marker_errors);
+}
+
+/*
+ * An operation on the socket failed with @err: report the MPA error if
+ * there is one and exit with its code, otherwise with EXIT_SYS.
+ */
+static void die_mpa(int fd, const char *what, int err, const struct opts *o)
+{
+	socklen_t len = sizeof(__u32);
+	__u32 code = 0;
+
+	if (getsockopt(fd, SOL_MPA, MPA_ERROR, &code, &len))
+		code = 0;
+	if (code >= MPA_ERR_TCP_CLOSED && code <= MPA_ERR_STARTUP) {
+		msg("MPA error %u (%s): %s", code, err_names[code], strerror(err));
+	} else {
+		msg("%s: %s", what, strerror(err));
+		code = EXIT_SYS;
+	}
+	if (o->verbose)
+		print_stats(fd);
+	exit(code);
+}
+
+static void get_info(int fd, struct mpa_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, info, &len))
+		die_sys("MPA_INFO");
+}
+
+/* The startup ended in MPA_S_ERROR: the reason is in SO_ERROR. */
+static void die_startup(int fd, const struct opts *o)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || !err)
+		err = ECONNABORTED;
+	die_mpa(fd, "startup", err, o);
+}
+
+static void print_pd(int fd, const char *who)
+{
+	unsigned char pd[MAX_PD];
+	socklen_t len = sizeof(pd);
+	char out[4 * MAX_PD + 1];
+	size_t n = 0;
+	socklen_t i;
+
+	if (getsockopt(fd, SOL_MPA, MPA_PEER_PD, pd, &len))
+		die_sys("MPA_PEER_PD");
+	for (i = 0; i < len; i++) {
+		if (pd[i] >= 0x20 && pd[i] < 0x7f && pd[i] != '\\')
+			out[n++] = pd[i];
+		else
+			n += sprintf(out + n, "\\x%02x", pd[i]);
+	}
+	out[n] = '\0';
+	msg("%s private data (%u octets): %s", who, (unsigned int)len, out);
+}
+
+static int open_socket(const struct opts *o)
+{
+	struct addrinfo hints = {
+		.ai_family = o->family,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = o->listen ? AI_PASSIVE : 0,
+	};
+	struct addrinfo *ai;
+	int fd, lfd, one = 1, ret;
+
+	ret = getaddrinfo(o->host, o->port, &hints, &ai);
+	if (ret) {
+		msg("%s %s: %s", o->host, o->port, gai_strerror(ret));
+		exit(EXIT_SYS);
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die_sys("socket");
+	if (!o->listen) {
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen))
+			die_sys("connect");
+		freeaddrinfo(ai);
+		return fd;
+	}
+	lfd = fd;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
+		die_sys("bind");
+	freeaddrinfo(ai);
+	if (listen(lfd, 1))
+		die_sys("listen");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die_sys("accept");
+	close(lfd);
+	return fd;
+}
+
+/* Attach the ULP, run the startup exchange, return the negotiated MPA_INFO. */
+static void mpa_startup(int fd, const struct opts *o, struct mpa_info *info)
+{
+	size_t pd_len = o->pd ? strlen(o->pd) : 0;
+	char buf[sizeof(struct mpa_start) + MAX_PD];
+	struct mpa_start *s = (struct mpa_start *)buf;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	__u32 tmo;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
+		die_sys("TCP_ULP mpa");
+	if (o->timeout >= 0) {
+		tmo = o->timeout;
+		if (setsockopt(fd, SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)))
+			die_sys("MPA_TIMEOUT");
+	}
+	memset(buf, 0, sizeof(buf));
+	s->role = o->listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
+	s->flags = o->flags;
+	if (!o->listen) {
+		s->pd_len = pd_len;
+		memcpy(s->data, o->pd ? o->pd : "", pd_len);
+	}
+	if (setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + s->pd_len))
+		die_sys("MPA_START");
+
+	for (;;) {
+		get_info(fd, info);
+		if (info->state == MPA_S_ERROR)
+			die_startup(fd, o);
+		if (o->listen && info->state == MPA_S_REQ_RCVD)
+			break;
+		if (!o->listen && info->state != MPA_S_REQ_SENT)
+			break;
+		/*
+		 * The Responder is woken by the Request (POLLIN). The end of
+		 * the Initiator's wait makes nothing readable, so it looks
+		 * again every 20 ms.
+		 */
+		if (poll(&pfd, 1, o->listen ? -1 : 20) < 0 && errno != EINTR)
+			die_sys("poll");
+	}
+
+	if (o->listen) {
+		print_pd(fd, "Initiator");
+		if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, o->pd ? o->pd : "", pd_len))
+			die_mpa(fd, "MPA_ACCEPT", errno, o);
+		get_info(fd, info);
+		if (info->state == MPA_S_ERROR)
+			die_startup(fd, o);
+		return;
+	}
+	if (info->state == MPA_S_REJECTED) {
+		print_pd(fd, "Responder");
+		msg("the Responder rejected the connection");
+		exit(EXIT_REJECTED);
+	}
+	print_pd(fd, "Responder");
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			die_sys("write");
+		}
+		p += w;
+		n -= w;
+	}
+}
+
+/* Full operation: stdin -> ULPDUs, ULPDUs -> stdout, until both ends closed. */
+static void pump(int fd, const struct opts *o, unsigned int size)
+{
+	static char rbuf[MAX_ULPDU + 1], tbuf[MAX_ULPDU];
+	int stdin_done = 0, peer_done = 0, may_send = !o->listen, busy = 0;
+	size_t pend = 0;
+	struct pollfd p[2];
+	ssize_t n;
+
+	while (!stdin_done || pend || !peer_done) {
+		struct iovec iov = { .iov_base = rbuf, .iov_len = sizeof(rbuf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+		p[0].fd = (!stdin_done && !pend) ? STDIN_FILENO : -1;
+		p[0].events = POLLIN;
+		p[1].fd = fd;
+		p[1].events = (peer_done ? 0 : POLLIN) |
+			      (pend && may_send && !busy ? POLLOUT : 0);
+		if (poll(p, 2, busy ? 1 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die_sys("poll");
+		}
+		if (busy)
+			p[1].revents |= POLLOUT;
+		busy = 0;
+
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(STDIN_FILENO, tbuf, size);
+			if (n < 0 && errno != EINTR && errno != EAGAIN)
+				die_sys("read");
+			if (n == 0) {
+				stdin_done = 1;
+				if (shutdown(fd, SHUT_WR))
+					die_mpa(fd, "shutdown", errno, o);
+			} else if (n > 0) {
+				pend = n;
+			}
+		}
+
+		if (!peer_done && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
+			n = recvmsg(fd, &mh, MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				die_mpa(fd, "recv", errno, o);
+			if (n == 0) {
+				peer_done = 1;
+			} else if (n > 0) {
+				if (mh.msg_flags & MSG_TRUNC) {
+					msg("recv: ULPDU truncated");
+					exit(EXIT_SYS);
+				}
+				write_all(STDOUT_FILENO, rbuf, n);
+				/* RFC 5044 7.1.2 rule 4: now the Responder may send */
+				may_send = 1;
+			}
+		}
+
+		if (pend && !may_send && peer_done) {
+			msg("cannot send: the Initiator sent no FPDU (RFC 5044 7.1.2 rule 4)");
+			exit(EXIT_RULE4);
+		}
+		if (pend && may_send && (p[1].revents & POLLOUT)) {
+			n = send(fd, tbuf, pend, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno == EAGAIN)
+				busy = 1;	/* room for less than one FPDU: retry in 1 ms */
+			else if (n < 0 && errno != EINTR)
+				die_mpa(fd, "send", errno, o);
+			else if (n >= 0)
+				pend = 0;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .family = AF_INET, .timeout = -1 };
+	struct mpa_info info;
+	unsigned int size;
+	socklen_t len;
+	char *end;
+	int c, fd;
+
+	while ((c = getopt_long(argc, argv, "l6mnp:s:t:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			o.listen = 1;
+			break;
+		case '6':
+			o.family = AF_INET6;
+			break;
+		case 'm':
+			o.flags |= MPA_F_MARKERS;
+			break;
+		case 'n':
+			o.flags |= MPA_F_NO_CRC;
+			break;
+		case 'p':
+			o.pd = optarg;
+			if (strlen(o.pd) > MAX_PD) {
+				msg("-p: at most %d octets of private data", MAX_PD);
+				return EXIT_USAGE;
+			}
+			break;
+		case 's':
+			errno = 0;
+			o.size = strtoul(optarg, &end, 0);
+			if (errno || *end || !o.size || o.size > MAX_ULPDU) {
+				msg("-s: a ULPDU size 1..%d", MAX_ULPDU);
+				return EXIT_USAGE;
+			}
+			break;
+		case 't':
+			errno = 0;
+			o.timeout = strtol(optarg, &end, 0);
+			if (errno || *end || o.timeout < 0 || o.timeout > UINT32_MAX) {
+				msg("-t: a timeout in milliseconds");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	o.host = argv[optind];
+	o.port = argv[optind + 1];
+	signal(SIGPIPE, SIG_IGN);
+
+	fd = open_socket(&o);
+	mpa_startup(fd, &o, &info);
+
+	size = o.size;
+	if (!size) {
+		len = sizeof(size);
+		if (getsockopt(fd, SOL_MPA, MPA_MULPDU, &size, &len))
+			die_sys("MPA_MULPDU");
+		if (!size || size > MAX_ULPDU)
+			size = info.mulpdu ? info.mulpdu : MPA_MIN_MULPDU;
+	}
+	msg("%s, rev %u, markers rx %s tx %s, crc %s, mulpdu %u, send size %u",
+	    o.listen ? "Responder" : "Initiator", info.rev,
+	    info.flags & MPA_I_MARKERS_RX ? "on" : "off",
+	    info.flags & MPA_I_MARKERS_TX ? "on" : "off",
+	    info.flags & MPA_I_CRC ? "on" : "off", info.mulpdu, size);
+
+	pump(fd, &o, size);
+	if (o.verbose)
+		print_stats(fd);
+	if (close(fd))
+		die_sys("close");
+	return 0;
+}
