@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA full operation (RFC 5044 section 4): FPDUs on the wire against the
+ * reference encoder of mpa_proto.c and RFC Figures 5 and 6, every ULPDU
+ * size and marker position, poll, stats, a bulk transfer and many
+ * connections. Needs mpa.ko loaded.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* before <linux/mpa.h>: its MPA_ERR_* macros then shadow the enum of the same names */
+#include "mpa_proto.h"
+#include <linux/mpa.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+
+/* ---- helpers, the same in every MPA socket API selftest ---- */
+
+#define RAW_TMO_MS	5000
+
+static int mt_start(int fd, __u32 role, __u32 flags, const void *pd, __u16 pd_len,
+		    const void *lsm, __u32 lsm_len)
+{
+	size_t len = sizeof(struct mpa_start) + pd_len + lsm_len;
+	struct mpa_start *s = calloc(1, len);
+	int ret;
+
+	if (!s)
+		return -1;
+	s->role = role;
+	s->flags = flags;
+	s->pd_len = pd_len;
+	s->lsm_len = lsm_len;
+	if (pd_len)
+		memcpy(s->data, pd, pd_len);
+	if (lsm_len)
+		memcpy(s->data + pd_len, lsm, lsm_len);
+	ret = setsockopt(fd, SOL_MPA, MPA_START, s, len);
+	free(s);
+	return ret;
+}
+
+static struct mpa_info mt_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+static __u32 mt_error(int fd)
+{
+	socklen_t len = sizeof(__u32);
+	__u32 v = 0xdead;
+
+	getsockopt(fd, SOL_MPA, MPA_ERROR, &v, &len);
+	return v;
+}
+
+static int mt_so_error(int fd)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
+	return v;
+}
+
+static struct mpa_stats mt_stats(int fd)
+{
+	struct mpa_stats s;
+	socklen_t len = sizeof(s);
+
+	memset(&s, 0xff, sizeof(s));
+	getsockopt(fd, SOL_MPA, MPA_STATS, &s, &len);
+	return s;
+}
+
+/* Wait until MPA_INFO shows @state; 0 when reached, -1 after @ms. */
+static int mt_wait_state(int fd, __u32 state, int ms)
+{
+	for (; ms > 0; ms -= 2) {
+		if (mt_info(fd).state == state)
+			return 0;
+		usleep(2000);
+	}
+	return mt_info(fd).state == state ? 0 : -1;
+}
+
+/* Read exactly @n octets (less on EOF, error or after @ms without data). */
+static ssize_t mt_readn(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		if (poll(&p, 1, ms) != 1)
+			break;
+		r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0)
+			return got ? (ssize_t)got : r;
+		got += r;
+	}
+	return got;
+}
+
+static int mt_writen(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Write one octet per TCP segment. */
+static int mt_dribble(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -1;
+	while (n--) {
+		if (write(fd, p++, 1) != 1)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* A Request or Reply frame built by hand, independently of mpa_proto.c. */
+static size_t mt_frame(__u8 *buf, int request, __u8 flags, __u8 rev, const void *pd,
+		       __u16 pd_len)
+{
+	memcpy(buf, request ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
+	buf[16] = flags;
+	buf[17] = rev;
+	buf[18] = pd_len >> 8;
+	buf[19] = pd_len & 0xff;
+	if (pd_len)
+		memcpy(buf + 20, pd, pd_len);
+	return 20 + pd_len;
+}
+
+static void mt_fill(void *buf, size_t n, __u32 seed)
+{
+	__u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+struct mt_src {
+	const __u8 *p;
+};
+
+static int mt_copy(void *ctx, void *dst, u32 len)
+{
+	struct mt_src *s = ctx;
+
+	memcpy(dst, s->p, len);
+	s->p += len;
+	return 0;
+}
+
+/* Reference wire image of one FPDU at stream position @pos (mpa_proto.c). */
+static int mt_enc(__u8 *out, __u32 size, __u32 pos, bool markers, bool crc,
+		  const void *ulpdu, __u32 len)
+{
+	struct mt_src s = { .p = ulpdu };
+
+	return mpa_fpdu_encode(out, size, pos, markers, crc, len, mt_copy, &s);
+}
+
+/* Pair with SO_RCVBUF set on the connecting end before connect (0: default). */
+static int mt_pair_rcvbuf(int family, int fds[2], int rcvbuf)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int lfd;
+
+	lfd = mpa_test_listener(family, &addr, &alen);
+	if (lfd < 0)
+		return -1;
+	fds[0] = socket(family, SOCK_STREAM, 0);
+	if (fds[0] < 0 ||
+	    (rcvbuf && setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
+	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
+		close(lfd);
+		return -1;
+	}
+	fds[1] = accept(lfd, NULL, NULL);
+	close(lfd);
+	return fds[1] < 0 ? -1 : 0;
+}
+
+/* Module Initiator fds[0], module Responder fds[1], both in full operation. */
+static int mt_full_pair(int family, int fds[2], __u32 iflags, __u32 rflags)
+{
+	if (mpa_test_pair(family, fds) || mpa_test_set_ulp(fds[0]) ||
+	    mpa_test_set_ulp(fds[1]) ||
+	    mt_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
+	    mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/*
+ * Module Initiator fds[0] (MPA_START @iflags), raw Responder fds[1]: reads
+ * the Request, answers with a Reply with @rep_flags (MPA_FLAG_*).
+ */
+static int mt_raw_responder(int family, int fds[2], __u32 iflags, __u8 rep_flags,
+			    int rcvbuf)
+{
+	__u8 req[20], rep[20];
+
+	if (mt_pair_rcvbuf(family, fds, rcvbuf) || mpa_test_set_ulp(fds[0]) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
+	    memcmp(req, "MPA ID Req Frame", 16))
+		return -1;
+	mt_frame(rep, 0, rep_flags, 1, NULL, 0);
+	if (mt_writen(fds[1], rep, 20) ||
+	    mt_wait_state(fds[0], (rep_flags & MPA_FLAG_R) ? MPA_S_REJECTED : MPA_S_FULL,
+			  RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/* Receive one ULPDU; returns its length, -1 with errno, sets *eor. */
+static ssize_t mt_recv(int fd, void *buf, size_t len, int flags, int *msg_flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, flags);
+	if (msg_flags)
+		*msg_flags = mh.msg_flags;
+	return n;
+}
+
+/* Set /sys/module/mpa/parameters/allow_no_crc; returns the old value or -1. */
+static int mt_allow_no_crc(int val)
+{
+	const char *path = "/sys/module/mpa/parameters/allow_no_crc";
+	char c = 0;
+	int fd, old;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	old = c == 'Y' || c == '1';
+	c = val ? '1' : '0';
+	if (pwrite(fd, &c, 1, 0) != 1)
+		old = -1;
+	close(fd);
+	return old;
+}
+
+/* ---- end of helpers ---- */
+
+/* RFC 5044 Figure 5: the first FPDU of a stream, with a marker */
+static const __u8 fig5_ulpdu[42] = {
+	0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+};
+
+static const __u8 fig5_wire[52] = {
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,
+	0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+	[48] = 0x52, 0x23, 0x99, 0x83,
+};
+
+/* RFC 5044 Figure 6: the second FPDU, at stream offset 0x1ec, a marker inside */
+static const __u8 fig6_ulpdu[42] = {
+	0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0,
+};
+
+static const __u8 fig6_wire[52] = {
+	0x00, 0x2a,
+	0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0,
+	0x00, 0x00, 0x00, 0x14,
+	[48] = 0x84, 0x92, 0x58, 0x98,
+};
+
+/* the first FPDU of Figure 6's stream: 492 octets with its marker */
+#define FIG6_FIRST_ULPDU	(0x1ec - 4 - 2 - 4)
+
+FIXTURE(framing)
+{
+	int fds[2];
+};
+
+FIXTURE_VARIANT(framing)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(framing, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(framing, ipv6)
+{
+	.family = AF_INET6,
+};
+
+FIXTURE_SETUP(framing)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+}
+
+FIXTURE_TEARDOWN(framing)
+{
+	if (self->fds[0] >= 0)
+		close(self->fds[0]);
+	if (self->fds[1] >= 0)
+		close(self->fds[1]);
+}
+
+static void close_pair(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
+	fds[0] = -1;
+	fds[1] = -1;
+}
+
+static __u8 wbuf[2 * 65536 + 4096], gbuf[2 * 65536 + 4096], ubuf[65536], rbuf[65536 + 16];
+
+/* module sends @len octets of @data; the raw peer must read exactly the reference FPDU */
+static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
+		    const __u8 *data, __u32 len)
+{
+	int n;
+
+	if (send(mod, data, len, 0) != (ssize_t)len)
+		return -1;
+	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	if (n <= 0 || mt_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
+		return -2;
+	*pos += n;
+	return 0;
+}
+
+/* the raw peer writes the reference FPDU; the module must deliver exactly @data */
+static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
+		    const __u8 *data, __u32 len)
+{
+	int n, fl = 0;
+
+	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	if (n <= 0 || mt_writen(raw, wbuf, n))
+		return -1;
+	if (mt_recv(mod, rbuf, sizeof(rbuf), 0, &fl) != (ssize_t)len ||
+	    memcmp(rbuf, data, len) || (fl & (MSG_EOR | MSG_TRUNC)) != MSG_EOR)
+		return -2;
+	*pos += n;
+	return 0;
+}
+
+TEST_F(framing, tx_matches_reference_encoder)
+{
+	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 6, 7, 42, 100, 499, 500, 501, 502,
+				       503, 504, 505, 506, 507, 508, 509, 510, 511, 512, 1000,
+				       1021, 4000, 9000 };
+	int m;
+
+	mt_fill(ubuf, sizeof(ubuf), 11);
+	for (m = 0; m < 2; m++) {
+		__u32 pos = 0, i;
+
+		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0,
+					      MPA_FLAG_C | (m ? MPA_FLAG_M : 0), 0));
+		EXPECT_EQ((m ? MPA_I_MARKERS_TX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
+		for (i = 0; i < ARRAY_SIZE(sizes); i++)
+			ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, m, true,
+					      ubuf + i, sizes[i]));
+		close_pair(self->fds);
+	}
+}
+
+TEST_F(framing, rx_of_reference_fpdus)
+{
+	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 42, 506, 507, 508, 509, 510, 1000, 4000,
+				       9000, 65535 };
+	int m;
+
+	mt_fill(ubuf, sizeof(ubuf), 12);
+	for (m = 0; m < 2; m++) {
+		__u32 pos = 0, i;
+
+		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+					      m ? MPA_F_MARKERS : 0, MPA_FLAG_C, 0));
+		EXPECT_EQ((m ? MPA_I_MARKERS_RX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
+		for (i = 0; i < ARRAY_SIZE(sizes); i++)
+			ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, m, true,
+					      ubuf, sizes[i]));
+		close_pair(self->fds);
+	}
+}
+
+TEST_F(framing, rfc_figure5_tx)
+{
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
+	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
+	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));
+	EXPECT_EQ(0, mt_readn(self->fds[1], gbuf, 1, 100));
+}
+
+TEST_F(framing, rfc_figure5_rx)
+{
+	int fl = 0;
+
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, mt_writen(self->fds[1], fig5_wire, 52));
+	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, fig5_ulpdu, 42));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(1, mt_stats(self->fds[0]).rx_markers);
+}
+
+static void fig6_first(__u8 *u)
+{
+	memset(u, 0, FIG6_FIRST_ULPDU);
+	memcpy(u, fig5_ulpdu, 18);	/* Send, Last, queue 0, MSN 1, MO 0 */
+}
+
+TEST_F(framing, rfc_figure6_tx)
+{
+	__u32 pos = 0;
+
+	ASSERT_EQ(482, FIG6_FIRST_ULPDU);
+	fig6_first(ubuf);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
+	ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf,
+			      FIG6_FIRST_ULPDU));
+	ASSERT_EQ(0x1ec, pos);
+	ASSERT_EQ(42, send(self->fds[0], fig6_ulpdu, 42, 0));
+	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(gbuf, fig6_wire, 52));
+}
+
+TEST_F(framing, rfc_figure6_rx)
+{
+	__u32 pos = 0;
+	int fl = 0;
+
+	fig6_first(ubuf);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf,
+			      FIG6_FIRST_ULPDU));
+	ASSERT_EQ(0x1ec, pos);
+	ASSERT_EQ(0, mt_writen(self->fds[1], fig6_wire, 52));
+	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, fig6_ulpdu, 42));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(2, mt_stats(self->fds[0]).rx_markers);
+}
+
+/* every ULPDU size 1..2048 (every pad length) both ways, module <-> module */
+TEST_F(framing, sizes_1_to_2048_and_mulpdu)
+{
+	__u32 mulpdu = 0, s, big[8];
+	socklen_t len = sizeof(mulpdu);
+	int fl, i, nb = 0;
+
+	mt_fill(ubuf, sizeof(ubuf), 13);
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	for (s = 1; s <= 2048; s++) {
+		ASSERT_EQ(s, send(self->fds[0], ubuf + s, s, 0));
+		fl = 0;
+		ASSERT_EQ(s, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl));
+		ASSERT_EQ(0, memcmp(rbuf, ubuf + s, s));
+		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+		ASSERT_EQ(s, send(self->fds[1], ubuf + 2 * s, s, 0));
+		fl = 0;
+		ASSERT_EQ(s, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+		ASSERT_EQ(0, memcmp(rbuf, ubuf + 2 * s, s));
+		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	}
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &mulpdu, &len));
+	ASSERT_GE(mulpdu, 2048);
+	for (s = 4096; s < mulpdu && nb < 4; s *= 2)
+		big[nb++] = s;
+	big[nb++] = mulpdu - 3;
+	big[nb++] = mulpdu - 1;
+	big[nb++] = mulpdu;
+	for (i = 0; i < nb; i++) {
+		ASSERT_EQ(big[i], send(self->fds[0], ubuf, big[i], 0));
+		fl = 0;
+		ASSERT_EQ(big[i], mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl));
+		ASSERT_EQ(0, memcmp(rbuf, ubuf, big[i]));
+		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	}
+}
+
+TEST_F(framing, short_buffer_is_msg_trunc)
+{
+	char buf[10];
+	int fl = 0;
+
+	mt_fill(ubuf, 100, 14);
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, 0));
+	ASSERT_EQ(100, send(self->fds[0], ubuf, 100, 0));
+	ASSERT_EQ(50, send(self->fds[0], ubuf, 50, 0));
+	ASSERT_EQ(10, mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
+	EXPECT_EQ(MSG_EOR | MSG_TRUNC, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(0, memcmp(buf, ubuf, 10));
+	/* the rest of that ULPDU is gone: the next recv is the next ULPDU */
+	fl = 0;
+	ASSERT_EQ(50, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 50));
+	/* MSG_TRUNC as a flag returns the real length */
+	ASSERT_EQ(100, send(self->fds[0], ubuf, 100, 0));
+	ASSERT_EQ(100, mt_recv(self->fds[1], buf, sizeof(buf), MSG_TRUNC, &fl));
+	EXPECT_EQ(MSG_EOR | MSG_TRUNC, fl & (MSG_EOR | MSG_TRUNC));
+}
+
+TEST_F(framing, send_above_mulpdu_is_emsgsize)
+{
+	__u32 mulpdu = 0;
+	socklen_t len = sizeof(mulpdu);
+
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &mulpdu, &len));
+	EXPECT_EQ(mulpdu, mt_info(self->fds[0]).mulpdu);
+	ASSERT_GE(mulpdu, 128);
+	ASSERT_LE(mulpdu, 65535);
+	EXPECT_EQ(-1, send(self->fds[0], ubuf, mulpdu + 1, 0));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(-1, send(self->fds[0], ubuf, 65536, 0));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(0, mt_stats(self->fds[0]).tx_fpdus);
+	EXPECT_EQ(mulpdu, send(self->fds[0], ubuf, mulpdu, 0));
+	EXPECT_EQ(mulpdu, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+}
+
+/*
+ * Walk FPDUs of sizes 1..600 over the stream so that markers fall between
+ * FPDUs, at every 4-octet offset inside the FPDU, and right after the pad.
+ */
+struct cover {
+	int between, after_pad;
+	__u8 inside[128];
+};
+
+static void cover_fpdu(struct cover *cv, __u32 pos, __u32 len)
+{
+	__u32 plain = 2 + len + mpa_pad_len(len), gap = mpa_marker_gap(pos);
+
+	if (gap == 0)
+		cv->between++;
+	else if (gap == plain)
+		cv->after_pad++;
+	else if (gap < plain)
+		cv->inside[gap / 4] = 1;
+}
+
+/*
+ * ULPDU sizes that put a marker at every 4-octet offset of an FPDU: for
+ * each offset a filler FPDU moves the stream to the right position, then a
+ * 600-octet probe follows (offset 0: the marker precedes it). Offset 508
+ * cannot happen: an FPDU never starts 4 octets after a marker (that marker
+ * would belong to the FPDU before, ahead of its CRC). The last pair makes
+ * a marker fall right after the pad of a 98-octet ULPDU.
+ */
+static int marker_plan(__u32 *plan)
+{
+	__u32 pos = 0, g, len, want, probe;
+	int n = 0;
+
+	for (g = 0; g <= 508; g += 4) {
+		want = g == 508 ? 512 - 100 : (512 - g) % 512;
+		probe = g == 508 ? 98 : 600;
+		for (len = 1; len < 5000; len++)
+			if ((pos + mpa_fpdu_wire_len(pos, len, true)) % 512 == want)
+				break;
+		plan[n++] = len;
+		pos += mpa_fpdu_wire_len(pos, len, true);
+		plan[n++] = probe;
+		pos += mpa_fpdu_wire_len(pos, probe, true);
+	}
+	return n;
+}
+
+static int cover_complete(const struct cover *cv)
+{
+	int i;
+
+	for (i = 1; i < 127; i++)
+		if (!cv->inside[i])
+			return 0;
+	return cv->between && cv->after_pad;
+}
+
+TEST_F(framing, markers_everywhere_tx)
+{
+	__u32 pos = 0, plain = 0, plan[300], s;
+	__u64 octets = 0;
+	struct cover cv = {};
+	struct mpa_stats st;
+	int i, n = marker_plan(plan);
+
+	mt_fill(ubuf, sizeof(ubuf), 15);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
+	for (i = 0; i < n; i++) {
+		s = plan[i];
+		cover_fpdu(&cv, pos, s);
+		plain += 2 + s + mpa_pad_len(s) + 4;
+		octets += s;
+		ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf + i, s));
+	}
+	EXPECT_TRUE(cover_complete(&cv));
+	st = mt_stats(self->fds[0]);
+	EXPECT_EQ(n, st.tx_fpdus);
+	EXPECT_EQ(octets, st.tx_octets);
+	EXPECT_EQ((pos - plain) / 4, st.tx_markers);
+}
+
+TEST_F(framing, markers_everywhere_rx)
+{
+	__u32 pos = 0, plan[300];
+	struct cover cv = {};
+	int i, n = marker_plan(plan);
+
+	mt_fill(ubuf, sizeof(ubuf), 16);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
+	for (i = 0; i < n; i++) {
+		cover_fpdu(&cv, pos, plan[i]);
+		ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf + i,
+				      plan[i]));
+	}
+	EXPECT_TRUE(cover_complete(&cv));
+}
+
+TEST_F(framing, markers_everywhere_module_to_module)
+{
+	__u32 pos = 0, plan[300], s;
+	struct cover cv = {};
+	int i, fl, n = marker_plan(plan);
+
+	mt_fill(ubuf, sizeof(ubuf), 17);
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, MPA_F_MARKERS));
+	for (i = 0; i < n; i++) {
+		s = plan[i];
+		cover_fpdu(&cv, pos, s);
+		pos += mpa_fpdu_wire_len(pos, s, true);
+		ASSERT_EQ(s, send(self->fds[0], ubuf + i, s, 0));
+		fl = 0;
+		ASSERT_EQ(s, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl));
+		ASSERT_EQ(0, memcmp(rbuf, ubuf + i, s));
+		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	}
+	EXPECT_TRUE(cover_complete(&cv));
+	EXPECT_EQ(mt_stats(self->fds[0]).tx_markers, mt_stats(self->fds[1]).rx_markers);
+}
+
+TEST_F(framing, poll_only_for_a_whole_ulpdu)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct pollfd p;
+	__u32 pos = 0;
+	int n, ep, fl = 0;
+
+	mt_fill(ubuf, 3000, 18);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
+	ep = epoll_create1(0);
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fds[0], &ev));
+	n = mt_enc(wbuf, sizeof(wbuf), pos, true, true, ubuf, 3000);
+	ASSERT_GT(n, 3000);
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n / 2));
+	p.fd = self->fds[0];
+	p.events = POLLIN;
+	EXPECT_EQ(0, poll(&p, 1, 300));
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 100));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf + n / 2, n - n / 2));
+	EXPECT_EQ(1, poll(&p, 1, RAW_TMO_MS));
+	EXPECT_EQ(POLLIN, p.revents & (POLLIN | POLLERR | POLLHUP));
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, RAW_TMO_MS));
+	EXPECT_EQ(3000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 3000));
+	EXPECT_EQ(0, poll(&p, 1, 100));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	close(ep);
+}
+
+TEST_F(framing, stats_are_exact)
+{
+	__u64 markers = 0;
+	struct mpa_stats is, rs;
+	__u32 pos = 0;
+	int i;
+
+	mt_fill(ubuf, 1000, 19);
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	for (i = 0; i < 10; i++) {
+		__u32 w = mpa_fpdu_wire_len(pos, 1000, true);
+
+		markers += (w - 2 - 1000 - mpa_pad_len(1000) - 4) / 4;
+		pos += w;
+		ASSERT_EQ(1000, send(self->fds[0], ubuf, 1000, 0));
+		ASSERT_EQ(1000, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(100, send(self->fds[1], ubuf, 100, 0));
+		ASSERT_EQ(100, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	}
+	is = mt_stats(self->fds[0]);
+	rs = mt_stats(self->fds[1]);
+	EXPECT_EQ(10, is.tx_fpdus);
+	EXPECT_EQ(10000, is.tx_octets);
+	EXPECT_EQ(markers, is.tx_markers);
+	EXPECT_EQ(3, is.rx_fpdus);
+	EXPECT_EQ(300, is.rx_octets);
+	EXPECT_EQ(1, is.rx_markers);	/* the one at the start of the Responder's stream */
+	EXPECT_EQ(10, rs.rx_fpdus);
+	EXPECT_EQ(10000, rs.rx_octets);
+	EXPECT_EQ(markers, rs.rx_markers);
+	EXPECT_EQ(3, rs.tx_fpdus);
+	EXPECT_EQ(300, rs.tx_octets);
+	EXPECT_EQ(1, rs.tx_markers);
+	EXPECT_EQ(0, is.rx_crc_errors + rs.rx_crc_errors);
+	EXPECT_EQ(0, is.rx_marker_errors + rs.rx_marker_errors);
+}
+
+/* ---- bulk transfer ---- */
+
+#define PAT_LEN		1048573	/* prime: the pattern does not line up with ULPDUs */
+
+static __u8 *pattern;
+
+struct bulk {
+	int fd;
+	__u64 total;
+	__u32 chunk;
+	int err;
+};
+
+static void *bulk_send(void *arg)
+{
+	struct bulk *b = arg;
+	__u64 off = 0;
+
+	while (off < b->total) {
+		__u32 n = b->total - off < b->chunk ? b->total - off : b->chunk;
+
+		if (send(b->fd, pattern + off % PAT_LEN, n, 0) != (ssize_t)n) {
+			b->err = errno;
+			break;
+		}
+		off += n;
+	}
+	shutdown(b->fd, SHUT_WR);
+	return NULL;
+}
+
+static __u64 bulk_bytes(void)
+{
+	const char *e = getenv("MPA_BULK_MIB");
+
+	return (e ? strtoull(e, NULL, 0) : 64) << 20;
+}
+
+TEST_F_TIMEOUT(framing, bulk_64mib_markers_crc, 120)
+{
+	struct bulk b = { .total = bulk_bytes() };
+	__u64 got = 0, fpdus = 0;
+	socklen_t len = sizeof(b.chunk);
+	struct timespec t0, t1;
+	pthread_t th;
+	ssize_t n;
+	int fl;
+
+	pattern = malloc(PAT_LEN + 65536);
+	ASSERT_NE(NULL, pattern);
+	mt_fill(pattern, PAT_LEN + 65536, 20);
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &b.chunk, &len));
+	b.fd = self->fds[0];
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, bulk_send, &b));
+	for (;;) {
+		fl = 0;
+		n = mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl);
+		if (n <= 0)
+			break;
+		if (got + n > b.total || memcmp(rbuf, pattern + got % PAT_LEN, n) ||
+		    !(fl & MSG_EOR))
+			break;
+		got += n;
+		fpdus++;
+	}
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(0, b.err);
+	EXPECT_EQ(b.total, got);
+	EXPECT_EQ(fpdus, mt_stats(self->fds[1]).rx_fpdus);
+	EXPECT_EQ(b.total, mt_stats(self->fds[1]).rx_octets);
+	EXPECT_EQ(0, mt_stats(self->fds[1]).rx_crc_errors);
+	EXPECT_TRUE(mt_info(self->fds[1]).flags & MPA_I_PEER_FIN);
+	TH_LOG("%llu MiB in %ld ms, %llu FPDUs of up to %u octets",
+	       (unsigned long long)(b.total >> 20),
+	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
+	       (unsigned long long)fpdus, b.chunk);
+	free(pattern);
+}
+
+/* 256 connections started together, each exchanging a few ULPDUs */
+TEST(many_connections)
+{
+	enum { N = 256 };
+	struct rlimit rl = { .rlim_cur = 4 * N + 64, .rlim_max = 4 * N + 64 };
+	static int fds[N][2];
+	char buf[64], want[64];
+	int i, k;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, mpa_test_pair(i & 1 ? AF_INET6 : AF_INET, fds[i]));
+		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][0]));
+		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][1]));
+		ASSERT_EQ(0, mt_start(fds[i][1], MPA_ROLE_RESPONDER, i & 2 ? MPA_F_MARKERS : 0,
+				      NULL, 0, NULL, 0));
+		ASSERT_EQ(0, mt_start(fds[i][0], MPA_ROLE_INITIATOR, i & 4 ? MPA_F_MARKERS : 0,
+				      &i, sizeof(i), NULL, 0));
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, mt_wait_state(fds[i][1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+		ASSERT_EQ(0, setsockopt(fds[i][1], SOL_MPA, MPA_ACCEPT, &i, sizeof(i)));
+	}
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < N; i++) {
+			int len = snprintf(want, sizeof(want), "conn %d ulpdu %d", i, k);
+
+			ASSERT_EQ(len, send(fds[i][0], want, len, 0));
+		}
+		for (i = 0; i < N; i++) {
+			int len = snprintf(want, sizeof(want), "conn %d ulpdu %d", i, k);
+
+			ASSERT_EQ(len, mt_recv(fds[i][1], buf, sizeof(buf), 0, NULL));
+			ASSERT_EQ(0, memcmp(buf, want, len));
+			ASSERT_EQ(len, send(fds[i][1], want, len, 0));
+		}
+		for (i = 0; i < N; i++) {
+			int len = snprintf(want, sizeof(want), "conn %d ulpdu %d", i, k);
+
+			ASSERT_EQ(len, mt_recv(fds[i][0], buf, sizeof(buf), 0, NULL));
+			ASSERT_EQ(0, memcmp(buf, want, len));
+		}
+	}
+	for (i = 0; i < N; i++) {
+		close(fds[i][0]);
+		close(fds[i][1]);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA against hostile raw TCP peers: bad CRCs and markers (RFC 5044 section
+ * 8), malformed Request/Reply frames, FINs inside and between FPDUs, the
+ * largest ULPDU into a small receive buffer, data after a reject, and
+ * closing at awkward moments. Needs mpa.ko loaded.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* before <linux/mpa.h>: its MPA_ERR_* macros then shadow the enum of the same names */
+#include "mpa_proto.h"
+#include <linux/mpa.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+
+/* ---- helpers, the same in every MPA socket API selftest ---- */
+
+#define RAW_TMO_MS	5000
+
+static int mt_start(int fd, __u32 role, __u32 flags, const void *pd, __u16 pd_len,
+		    const void *lsm, __u32 lsm_len)
+{
+	size_t len = sizeof(struct mpa_start) + pd_len + lsm_len;
+	struct mpa_start *s = calloc(1, len);
+	int ret;
+
+	if (!s)
+		return -1;
+	s->role = role;
+	s->flags = flags;
+	s->pd_len = pd_len;
+	s->lsm_len = lsm_len;
+	if (pd_len)
+		memcpy(s->data, pd, pd_len);
+	if (lsm_len)
+		memcpy(s->data + pd_len, lsm, lsm_len);
+	ret = setsockopt(fd, SOL_MPA, MPA_START, s, len);
+	free(s);
+	return ret;
+}
+
+static struct mpa_info mt_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+static __u32 mt_error(int fd)
+{
+	socklen_t len = sizeof(__u32);
+	__u32 v = 0xdead;
+
+	getsockopt(fd, SOL_MPA, MPA_ERROR, &v, &len);
+	return v;
+}
+
+static int mt_so_error(int fd)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
+	return v;
+}
+
+static struct mpa_stats mt_stats(int fd)
+{
+	struct mpa_stats s;
+	socklen_t len = sizeof(s);
+
+	memset(&s, 0xff, sizeof(s));
+	getsockopt(fd, SOL_MPA, MPA_STATS, &s, &len);
+	return s;
+}
+
+/* Wait until MPA_INFO shows @state; 0 when reached, -1 after @ms. */
+static int mt_wait_state(int fd, __u32 state, int ms)
+{
+	for (; ms > 0; ms -= 2) {
+		if (mt_info(fd).state == state)
+			return 0;
+		usleep(2000);
+	}
+	return mt_info(fd).state == state ? 0 : -1;
+}
+
+/* Read exactly @n octets (less on EOF, error or after @ms without data). */
+static ssize_t mt_readn(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		if (poll(&p, 1, ms) != 1)
+			break;
+		r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0)
+			return got ? (ssize_t)got : r;
+		got += r;
+	}
+	return got;
+}
+
+static int mt_writen(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Write one octet per TCP segment. */
+static int mt_dribble(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -1;
+	while (n--) {
+		if (write(fd, p++, 1) != 1)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* A Request or Reply frame built by hand, independently of mpa_proto.c. */
+static size_t mt_frame(__u8 *buf, int request, __u8 flags, __u8 rev, const void *pd,
+		       __u16 pd_len)
+{
+	memcpy(buf, request ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
+	buf[16] = flags;
+	buf[17] = rev;
+	buf[18] = pd_len >> 8;
+	buf[19] = pd_len & 0xff;
+	if (pd_len)
+		memcpy(buf + 20, pd, pd_len);
+	return 20 + pd_len;
+}
+
+static void mt_fill(void *buf, size_t n, __u32 seed)
+{
+	__u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+struct mt_src {
+	const __u8 *p;
+};
+
+static int mt_copy(void *ctx, void *dst, u32 len)
+{
+	struct mt_src *s = ctx;
+
+	memcpy(dst, s->p, len);
+	s->p += len;
+	return 0;
+}
+
+/* Reference wire image of one FPDU at stream position @pos (mpa_proto.c). */
+static int mt_enc(__u8 *out, __u32 size, __u32 pos, bool markers, bool crc,
+		  const void *ulpdu, __u32 len)
+{
+	struct mt_src s = { .p = ulpdu };
+
+	return mpa_fpdu_encode(out, size, pos, markers, crc, len, mt_copy, &s);
+}
+
+/* Pair with SO_RCVBUF set on the connecting end before connect (0: default). */
+static int mt_pair_rcvbuf(int family, int fds[2], int rcvbuf)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int lfd;
+
+	lfd = mpa_test_listener(family, &addr, &alen);
+	if (lfd < 0)
+		return -1;
+	fds[0] = socket(family, SOCK_STREAM, 0);
+	if (fds[0] < 0 ||
+	    (rcvbuf && setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
+	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
+		close(lfd);
+		return -1;
+	}
+	fds[1] = accept(lfd, NULL, NULL);
+	close(lfd);
+	return fds[1] < 0 ? -1 : 0;
+}
+
+/* Module Initiator fds[0], module Responder fds[1], both in full operation. */
+static int mt_full_pair(int family, int fds[2], __u32 iflags, __u32 rflags)
+{
+	if (mpa_test_pair(family, fds) || mpa_test_set_ulp(fds[0]) ||
+	    mpa_test_set_ulp(fds[1]) ||
+	    mt_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
+	    mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/*
+ * Module Initiator fds[0] (MPA_START @iflags), raw Responder fds[1]: reads
+ * the Request, answers with a Reply with @rep_flags (MPA_FLAG_*).
+ */
+static int mt_raw_responder(int family, int fds[2], __u32 iflags, __u8 rep_flags,
+			    int rcvbuf)
+{
+	__u8 req[20], rep[20];
+
+	if (mt_pair_rcvbuf(family, fds, rcvbuf) || mpa_test_set_ulp(fds[0]) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
+	    memcmp(req, "MPA ID Req Frame", 16))
+		return -1;
+	mt_frame(rep, 0, rep_flags, 1, NULL, 0);
+	if (mt_writen(fds[1], rep, 20) ||
+	    mt_wait_state(fds[0], (rep_flags & MPA_FLAG_R) ? MPA_S_REJECTED : MPA_S_FULL,
+			  RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/* Receive one ULPDU; returns its length, -1 with errno, sets *eor. */
+static ssize_t mt_recv(int fd, void *buf, size_t len, int flags, int *msg_flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, flags);
+	if (msg_flags)
+		*msg_flags = mh.msg_flags;
+	return n;
+}
+
+/* Set /sys/module/mpa/parameters/allow_no_crc; returns the old value or -1. */
+static int mt_allow_no_crc(int val)
+{
+	const char *path = "/sys/module/mpa/parameters/allow_no_crc";
+	char c = 0;
+	int fd, old;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	old = c == 'Y' || c == '1';
+	c = val ? '1' : '0';
+	if (pwrite(fd, &c, 1, 0) != 1)
+		old = -1;
+	close(fd);
+	return old;
+}
+
+/* ---- end of helpers ---- */
+
+FIXTURE(hostile)
+{
+	int fds[2];
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	int family;
+	bool markers;	/* the module asks for markers on what it receives */
+};
+
+FIXTURE_VARIANT_ADD(hostile, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(hostile, ipv4_markers)
+{
+	.family = AF_INET,
+	.markers = true,
+};
+
+FIXTURE_VARIANT_ADD(hostile, ipv6_markers)
+{
+	.family = AF_INET6,
+	.markers = true,
+};
+
+FIXTURE_SETUP(hostile)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	if (self->fds[0] >= 0)
+		close(self->fds[0]);
+	if (self->fds[1] >= 0)
+		close(self->fds[1]);
+}
+
+static __u8 wbuf[70000], ubuf[65536], rbuf[65536 + 16];
+
+/* module Initiator fds[0] receiving (markers per variant), raw Responder fds[1] */
+#define RAW_SETUP()							\
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,		\
+				      variant->markers ? MPA_F_MARKERS : 0,	\
+				      MPA_FLAG_C, 0))
+
+/* after error 2 or 3 TCP is still open: the module sends a last ULPDU */
+static int last_message(int mod, int raw)
+{
+	static const char bye[] = "last words";
+	__u8 want[64], got[64];
+	int n;
+
+	if (send(mod, bye, sizeof(bye), 0) != sizeof(bye))
+		return -1;
+	n = mt_enc(want, sizeof(want), 0, false, true, bye, sizeof(bye));
+	if (mt_readn(raw, got, n, RAW_TMO_MS) != n || memcmp(got, want, n))
+		return -2;
+	return 0;
+}
+
+TEST_F(hostile, bad_crc)
+{
+	__u32 pos = 0;
+	struct mpa_stats st;
+	int n, fl = 0;
+
+	RAW_SETUP();
+	mt_fill(ubuf, 2000, 1);
+	n = mt_enc(wbuf, sizeof(wbuf), pos, variant->markers, true, ubuf, 100);
+	pos += n;
+	n += mt_enc(wbuf + n, sizeof(wbuf) - n, pos, variant->markers, true, ubuf, 1500);
+	wbuf[n - 700] ^= 0x01;	/* a payload octet of the second FPDU */
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(100, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 100));
+	memset(rbuf, 0, sizeof(rbuf));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(0, rbuf[0] | rbuf[1] | rbuf[2]);
+	EXPECT_EQ(MPA_ERR_CRC, mt_error(self->fds[0]));
+	EXPECT_EQ(MPA_ERR_CRC, mt_info(self->fds[0]).error);
+	st = mt_stats(self->fds[0]);
+	EXPECT_EQ(1, st.rx_crc_errors);
+	EXPECT_EQ(1, st.rx_fpdus);
+	EXPECT_EQ(100, st.rx_octets);
+	/* nothing more is delivered */
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
+}
+
+TEST_F(hostile, bad_crc_field)
+{
+	int n;
+
+	RAW_SETUP();
+	mt_fill(ubuf, 10, 2);
+	n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 10);
+	wbuf[n - 1] ^= 0x80;
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(MPA_ERR_CRC, mt_error(self->fds[0]));
+	EXPECT_EQ(1, mt_stats(self->fds[0]).rx_crc_errors);
+	EXPECT_EQ(0, mt_stats(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
+}
+
+/* a marker whose FPDUPTR does not point at the FPDU's header */
+TEST_F(hostile, bad_marker)
+{
+	int at;
+
+	if (!variant->markers)
+		SKIP(return, "no markers received in this variant");
+	for (at = 0; at < 2; at++) {
+		struct mpa_stats st;
+		int n;
+
+		RAW_SETUP();
+		mt_fill(ubuf, 1000, 3);
+		n = mt_enc(wbuf, sizeof(wbuf), 0, true, true, ubuf, 1000);
+		/* the leading marker (FPDUPTR 0) or the one at offset 512 (FPDUPTR 508) */
+		ASSERT_EQ(at ? 0x01 : 0, wbuf[at * 512 + 2]);
+		ASSERT_EQ(at ? 0xfc : 0, wbuf[at * 512 + 3]);
+		wbuf[at * 512 + 3] += 4;
+		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+		EXPECT_EQ(EPROTO, errno);
+		EXPECT_EQ(MPA_ERR_MARKER, mt_error(self->fds[0]));
+		st = mt_stats(self->fds[0]);
+		EXPECT_EQ(1, st.rx_marker_errors);
+		EXPECT_EQ(0, st.rx_fpdus);
+		EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
+		close(self->fds[0]);
+		close(self->fds[1]);
+		self->fds[0] = -1;
+		self->fds[1] = -1;
+	}
+}
+
+/* malformed Replies to a module Initiator: error 4 and a reset */
+TEST_F(hostile, malformed_reply)
+{
+	int k;
+
+	for (k = 0; k < 5; k++) {
+		__u8 rep[20 + 513] = {};
+		size_t n = mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0);
+		char c;
+
+		ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR,
+				      variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(20, mt_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
+		switch (k) {
+		case 0:		/* bad key */
+			rep[15] = 'E';
+			break;
+		case 1:		/* Rev 2 */
+			rep[17] = 2;
+			break;
+		case 2:		/* Rev 0 */
+			rep[17] = 0;
+			break;
+		case 3:		/* PD_Length 513 */
+			rep[18] = 2;
+			rep[19] = 1;
+			n += 513;
+			break;
+		case 4:		/* a Request to the Initiator */
+			mt_frame(rep, 1, MPA_FLAG_C, 1, NULL, 0);
+			break;
+		}
+		ASSERT_EQ(0, mt_writen(self->fds[1], rep, n));
+		ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS))
+			TH_LOG("malformed Reply case %d", k);
+		EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[0]));
+		EXPECT_EQ(ECONNABORTED, mt_so_error(self->fds[0]));
+		EXPECT_EQ(-1, mt_readn(self->fds[1], &c, 1, RAW_TMO_MS));
+		EXPECT_EQ(ECONNRESET, errno);
+		EXPECT_EQ(-1, send(self->fds[0], "x", 1, 0));
+		close(self->fds[0]);
+		close(self->fds[1]);
+		self->fds[0] = -1;
+		self->fds[1] = -1;
+	}
+}
+
+/* malformed Requests to a module Responder */
+TEST_F(hostile, malformed_request)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		__u8 req[20];
+		char c;
+
+		ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+		ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+		mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 2 : 1, NULL, 0);
+		if (k == 0)
+			req[0] = 'm';
+		ASSERT_EQ(0, mt_writen(self->fds[0], req, 20));
+		ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+		EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+		EXPECT_EQ(-1, mt_recv(self->fds[1], &c, 1, 0, NULL));
+		EXPECT_EQ(ECONNABORTED, errno);
+		EXPECT_EQ(-1, mt_readn(self->fds[0], &c, 1, RAW_TMO_MS));
+		EXPECT_EQ(ECONNRESET, errno);
+		close(self->fds[0]);
+		close(self->fds[1]);
+		self->fds[0] = -1;
+		self->fds[1] = -1;
+	}
+}
+
+TEST_F(hostile, fin_inside_an_fpdu)
+{
+	static const int cut[] = { 1, 3, 50, -1 };
+	unsigned int k;
+
+	for (k = 0; k < ARRAY_SIZE(cut); k++) {
+		int n;
+
+		RAW_SETUP();
+		mt_fill(ubuf, 300, 4);
+		n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 300);
+		n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true, ubuf, 300);
+		/* the first FPDU whole, the second cut */
+		n = cut[k] < 0 ? n - 1 : n / 2 + cut[k];
+		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+		ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
+		EXPECT_EQ(300, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+		EXPECT_EQ(ECONNRESET, errno);
+		EXPECT_EQ(MPA_ERR_TCP_CLOSED, mt_error(self->fds[0]));
+		EXPECT_EQ(0, mt_info(self->fds[0]).flags & MPA_I_PEER_FIN);
+		close(self->fds[0]);
+		close(self->fds[1]);
+		self->fds[0] = -1;
+		self->fds[1] = -1;
+	}
+}
+
+TEST_F(hostile, fin_on_an_fpdu_boundary)
+{
+	__u32 pos = 0;
+	int i, n = 0;
+	char c;
+
+	RAW_SETUP();
+	mt_fill(ubuf, 3000, 5);
+	for (i = 1; i <= 3; i++) {
+		int w = mt_enc(wbuf + n, sizeof(wbuf) - n, pos, variant->markers, true,
+			       ubuf + i, 1000 * i - 3);
+
+		ASSERT_GT(w, 0);
+		n += w;
+		pos += w;
+	}
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
+	usleep(50000);
+	for (i = 1; i <= 3; i++) {
+		ASSERT_EQ(1000 * i - 3, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+		EXPECT_EQ(0, memcmp(rbuf, ubuf + i, 1000 * i - 3));
+	}
+	EXPECT_EQ(0, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(0, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(MPA_I_PEER_FIN, mt_info(self->fds[0]).flags & MPA_I_PEER_FIN);
+	EXPECT_EQ(0, mt_error(self->fds[0]));
+	EXPECT_EQ(3, mt_stats(self->fds[0]).rx_fpdus);
+	/* half-closed only: the module still sends */
+	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
+	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
+	EXPECT_EQ(0, mt_readn(self->fds[1], &c, 1, RAW_TMO_MS));
+}
+
+/* the largest ULPDU into a socket with a 4 KiB receive buffer */
+TEST_F(hostile, ulpdu_65535_small_rcvbuf)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	int n, fl = 0;
+
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+				      variant->markers ? MPA_F_MARKERS : 0, MPA_FLAG_C, 4096));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	mt_fill(ubuf, 65535, 6);
+	n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 65535);
+	ASSERT_GE(n, 65535 + 6);
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(65535, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 65535));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	/* and another one right after it */
+	n = mt_enc(wbuf, sizeof(wbuf), n, variant->markers, true, ubuf + 1, 65535);
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(65535, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1, 65535));
+}
+
+/* after R=1 the stream is plain TCP: whatever follows is data */
+TEST_F(hostile, garbage_after_reject)
+{
+	__u8 got[600];
+	socklen_t len = sizeof(got);
+	size_t n;
+
+	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR,
+			      variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(20, mt_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
+	n = mt_frame(wbuf, 0, MPA_FLAG_C | MPA_FLAG_R, 1, "nope", 4);
+	mt_fill(wbuf + n, 3000, 7);
+	memcpy(wbuf + n + 100, "MPA ID Rep Frame", 16);
+	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n + 3000));
+	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	EXPECT_EQ(MPA_I_REJECTED, mt_info(self->fds[0]).flags);
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(4, len);
+	EXPECT_EQ(0, memcmp(got, "nope", 4));
+	ASSERT_EQ(3000, mt_readn(self->fds[0], rbuf, 3000, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(rbuf, wbuf + n, 3000));
+	/* and plain TCP out */
+	ASSERT_EQ(5, send(self->fds[0], "plain", 5, 0));
+	ASSERT_EQ(5, mt_readn(self->fds[1], got, 5, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(got, "plain", 5));
+}
+
+/* closing at awkward moments must not crash (the bench checks the kernel log) */
+TEST_F(hostile, close_mid_startup)
+{
+	__u8 rep[20];
+	ssize_t r;
+	char c;
+
+	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_writen(self->fds[1], rep, mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0) - 7));
+	usleep(20000);
+	close(self->fds[0]);
+	self->fds[0] = -1;
+	ASSERT_EQ(20, mt_readn(self->fds[1], rep, 20, RAW_TMO_MS));
+	/* FIN, or a reset because of the unread Reply octets */
+	r = mt_readn(self->fds[1], &c, 1, RAW_TMO_MS);
+	EXPECT_TRUE(r == 0 || (r == -1 && errno == ECONNRESET));
+}
+
+TEST_F(hostile, close_responder_waiting)
+{
+	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, "lsm", 3));
+	close(self->fds[1]);
+	self->fds[1] = -1;
+	ASSERT_EQ(3, mt_readn(self->fds[0], wbuf, 3, RAW_TMO_MS));
+	EXPECT_EQ(0, mt_readn(self->fds[0], wbuf, 1, RAW_TMO_MS));
+}
+
+TEST_F(hostile, close_mid_fpdu_and_with_data_queued)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		int n, i;
+
+		RAW_SETUP();
+		mt_fill(ubuf, 5000, 8);
+		n = 0;
+		for (i = 0; i < 4; i++)
+			n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true,
+				    ubuf, 5000);
+		/* k 0: half an FPDU; 1: a ULPDU ready and more in TCP; 2: + unsent FPDUs */
+		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, k ? n - 10 : n / 8));
+		if (k == 2) {
+			for (i = 0; i < 200; i++)
+				if (send(self->fds[0], ubuf, 5000, MSG_DONTWAIT) != 5000)
+					break;
+			EXPECT_GT(i, 0);
+		}
+		usleep(20000);
+		close(self->fds[0]);
+		self->fds[0] = -1;
+		close(self->fds[1]);
+		self->fds[1] = -1;
+	}
+	/* the module still works */
+	RAW_SETUP();
+	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA startup (RFC 5044 section 7.1) through the socket API: negotiation of
+ * markers, CRC and private data, reject, errors, timeouts, rule 4, and the
+ * exact Request/Reply octets against raw TCP peers. Needs mpa.ko loaded.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* before <linux/mpa.h>: its MPA_ERR_* macros then shadow the enum of the same names */
+#include "mpa_proto.h"
+#include <linux/mpa.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+
+/* ---- helpers, the same in every MPA socket API selftest ---- */
+
+#define RAW_TMO_MS	5000
+
+static int mt_start(int fd, __u32 role, __u32 flags, const void *pd, __u16 pd_len,
+		    const void *lsm, __u32 lsm_len)
+{
+	size_t len = sizeof(struct mpa_start) + pd_len + lsm_len;
+	struct mpa_start *s = calloc(1, len);
+	int ret;
+
+	if (!s)
+		return -1;
+	s->role = role;
+	s->flags = flags;
+	s->pd_len = pd_len;
+	s->lsm_len = lsm_len;
+	if (pd_len)
+		memcpy(s->data, pd, pd_len);
+	if (lsm_len)
+		memcpy(s->data + pd_len, lsm, lsm_len);
+	ret = setsockopt(fd, SOL_MPA, MPA_START, s, len);
+	free(s);
+	return ret;
+}
+
+static struct mpa_info mt_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+static __u32 mt_error(int fd)
+{
+	socklen_t len = sizeof(__u32);
+	__u32 v = 0xdead;
+
+	getsockopt(fd, SOL_MPA, MPA_ERROR, &v, &len);
+	return v;
+}
+
+static int mt_so_error(int fd)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
+	return v;
+}
+
+static struct mpa_stats mt_stats(int fd)
+{
+	struct mpa_stats s;
+	socklen_t len = sizeof(s);
+
+	memset(&s, 0xff, sizeof(s));
+	getsockopt(fd, SOL_MPA, MPA_STATS, &s, &len);
+	return s;
+}
+
+/* Wait until MPA_INFO shows @state; 0 when reached, -1 after @ms. */
+static int mt_wait_state(int fd, __u32 state, int ms)
+{
+	for (; ms > 0; ms -= 2) {
+		if (mt_info(fd).state == state)
+			return 0;
+		usleep(2000);
+	}
+	return mt_info(fd).state == state ? 0 : -1;
+}
+
+/* Read exactly @n octets (less on EOF, error or after @ms without data). */
+static ssize_t mt_readn(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		if (poll(&p, 1, ms) != 1)
+			break;
+		r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0)
+			return got ? (ssize_t)got : r;
+		got += r;
+	}
+	return got;
+}
+
+static int mt_writen(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Write one octet per TCP segment. */
+static int mt_dribble(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -1;
+	while (n--) {
+		if (write(fd, p++, 1) != 1)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* A Request or Reply frame built by hand, independently of mpa_proto.c. */
+static size_t mt_frame(__u8 *buf, int request, __u8 flags, __u8 rev, const void *pd,
+		       __u16 pd_len)
+{
+	memcpy(buf, request ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
+	buf[16] = flags;
+	buf[17] = rev;
+	buf[18] = pd_len >> 8;
+	buf[19] = pd_len & 0xff;
+	if (pd_len)
+		memcpy(buf + 20, pd, pd_len);
+	return 20 + pd_len;
+}
+
+static void mt_fill(void *buf, size_t n, __u32 seed)
+{
+	__u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+struct mt_src {
+	const __u8 *p;
+};
+
+static int mt_copy(void *ctx, void *dst, u32 len)
+{
+	struct mt_src *s = ctx;
+
+	memcpy(dst, s->p, len);
+	s->p += len;
+	return 0;
+}
+
+/* Reference wire image of one FPDU at stream position @pos (mpa_proto.c). */
+static int mt_enc(__u8 *out, __u32 size, __u32 pos, bool markers, bool crc,
+		  const void *ulpdu, __u32 len)
+{
+	struct mt_src s = { .p = ulpdu };
+
+	return mpa_fpdu_encode(out, size, pos, markers, crc, len, mt_copy, &s);
+}
+
+/* Pair with SO_RCVBUF set on the connecting end before connect (0: default). */
+static int mt_pair_rcvbuf(int family, int fds[2], int rcvbuf)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int lfd;
+
+	lfd = mpa_test_listener(family, &addr, &alen);
+	if (lfd < 0)
+		return -1;
+	fds[0] = socket(family, SOCK_STREAM, 0);
+	if (fds[0] < 0 ||
+	    (rcvbuf && setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
+	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
+		close(lfd);
+		return -1;
+	}
+	fds[1] = accept(lfd, NULL, NULL);
+	close(lfd);
+	return fds[1] < 0 ? -1 : 0;
+}
+
+/* Module Initiator fds[0], module Responder fds[1], both in full operation. */
+static int mt_full_pair(int family, int fds[2], __u32 iflags, __u32 rflags)
+{
+	if (mpa_test_pair(family, fds) || mpa_test_set_ulp(fds[0]) ||
+	    mpa_test_set_ulp(fds[1]) ||
+	    mt_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
+	    mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/*
+ * Module Initiator fds[0] (MPA_START @iflags), raw Responder fds[1]: reads
+ * the Request, answers with a Reply with @rep_flags (MPA_FLAG_*).
+ */
+static int mt_raw_responder(int family, int fds[2], __u32 iflags, __u8 rep_flags,
+			    int rcvbuf)
+{
+	__u8 req[20], rep[20];
+
+	if (mt_pair_rcvbuf(family, fds, rcvbuf) || mpa_test_set_ulp(fds[0]) ||
+	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    mt_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
+	    memcmp(req, "MPA ID Req Frame", 16))
+		return -1;
+	mt_frame(rep, 0, rep_flags, 1, NULL, 0);
+	if (mt_writen(fds[1], rep, 20) ||
+	    mt_wait_state(fds[0], (rep_flags & MPA_FLAG_R) ? MPA_S_REJECTED : MPA_S_FULL,
+			  RAW_TMO_MS))
+		return -1;
+	return 0;
+}
+
+/* Receive one ULPDU; returns its length, -1 with errno, sets *eor. */
+static ssize_t mt_recv(int fd, void *buf, size_t len, int flags, int *msg_flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, flags);
+	if (msg_flags)
+		*msg_flags = mh.msg_flags;
+	return n;
+}
+
+/* Set /sys/module/mpa/parameters/allow_no_crc; returns the old value or -1. */
+static int mt_allow_no_crc(int val)
+{
+	const char *path = "/sys/module/mpa/parameters/allow_no_crc";
+	char c = 0;
+	int fd, old;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	old = c == 'Y' || c == '1';
+	c = val ? '1' : '0';
+	if (pwrite(fd, &c, 1, 0) != 1)
+		old = -1;
+	close(fd);
+	return old;
+}
+
+/* ---- end of helpers ---- */
+
+FIXTURE(startup)
+{
+	int fds[2];
+};
+
+FIXTURE_VARIANT(startup)
+{
+	int family;
+};
+
+FIXTURE_VARIANT_ADD(startup, ipv4)
+{
+	.family = AF_INET,
+};
+
+FIXTURE_VARIANT_ADD(startup, ipv6)
+{
+	.family = AF_INET6,
+};
+
+FIXTURE_SETUP(startup)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+}
+
+FIXTURE_TEARDOWN(startup)
+{
+	if (self->fds[0] >= 0)
+		close(self->fds[0]);
+	if (self->fds[1] >= 0)
+		close(self->fds[1]);
+}
+
+static void close_pair(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
+	fds[0] = -1;
+	fds[1] = -1;
+}
+
+/* one ULPDU each way, byte-exact, as a sanity check of the negotiation */
+static int ping_pong(int fds[2])
+{
+	char out[300], in[400];
+	int fl = 0;
+
+	mt_fill(out, sizeof(out), 7);
+	if (send(fds[0], out, sizeof(out), 0) != sizeof(out) ||
+	    mt_recv(fds[1], in, sizeof(in), 0, &fl) != sizeof(out) ||
+	    memcmp(in, out, sizeof(out)) || !(fl & MSG_EOR) ||
+	    send(fds[1], out, 100, 0) != 100 ||
+	    mt_recv(fds[0], in, sizeof(in), 0, &fl) != 100 || memcmp(in, out, 100))
+		return -1;
+	return 0;
+}
+
+TEST_F(startup, markers_all_combinations)
+{
+	int im, rm;
+
+	for (im = 0; im < 2; im++) {
+		for (rm = 0; rm < 2; rm++) {
+			struct mpa_info ii, ri;
+
+			ASSERT_EQ(0, mt_full_pair(variant->family, self->fds,
+						  im ? MPA_F_MARKERS : 0, rm ? MPA_F_MARKERS : 0));
+			ii = mt_info(self->fds[0]);
+			ri = mt_info(self->fds[1]);
+			EXPECT_EQ(MPA_S_FULL, ii.state);
+			EXPECT_EQ(MPA_S_FULL, ri.state);
+			EXPECT_EQ(MPA_ROLE_INITIATOR, ii.role);
+			EXPECT_EQ(MPA_ROLE_RESPONDER, ri.role);
+			EXPECT_EQ(1, ii.rev);
+			EXPECT_EQ(1, ri.rev);
+			EXPECT_EQ(0, ii.error);
+			/* the Initiator receives markers iff it asked (M in the Request) */
+			EXPECT_EQ((im ? MPA_I_MARKERS_RX : 0) | (rm ? MPA_I_MARKERS_TX : 0) |
+				  MPA_I_CRC, ii.flags);
+			EXPECT_EQ((rm ? MPA_I_MARKERS_RX : 0) | (im ? MPA_I_MARKERS_TX : 0) |
+				  MPA_I_CRC, ri.flags);
+			EXPECT_EQ(0, ping_pong(self->fds));
+			close_pair(self->fds);
+		}
+	}
+}
+
+TEST_F(startup, crc_all_combinations)
+{
+	int ic, rc, old;
+
+	old = mt_allow_no_crc(1);
+	if (old < 0)
+		SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
+	for (ic = 0; ic < 2; ic++) {
+		for (rc = 0; rc < 2; rc++) {
+			__u32 want = (ic && rc) ? 0 : MPA_I_CRC;
+
+			if (mt_full_pair(variant->family, self->fds,
+					 ic ? MPA_F_NO_CRC : 0, rc ? MPA_F_NO_CRC : 0))
+				break;
+			EXPECT_EQ(want, mt_info(self->fds[0]).flags & MPA_I_CRC);
+			EXPECT_EQ(want, mt_info(self->fds[1]).flags & MPA_I_CRC);
+			EXPECT_EQ(0, ping_pong(self->fds));
+			close_pair(self->fds);
+		}
+	}
+	mt_allow_no_crc(old);
+	ASSERT_EQ(2, ic);
+}
+
+TEST_F(startup, no_crc_without_admin_is_eperm)
+{
+	int old = mt_allow_no_crc(0);
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, NULL, 0, NULL, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mt_start(self->fds[1], MPA_ROLE_RESPONDER, MPA_F_NO_CRC, NULL, 0, NULL, 0));
+	EXPECT_EQ(EPERM, errno);
+	/* nothing was sent, the sockets are still idle */
+	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[0]).state);
+	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[1]).state);
+	if (old > 0)
+		mt_allow_no_crc(old);
+}
+
+TEST_F(startup, private_data_lengths)
+{
+	static const int lens[] = { 0, 1, 511, 512 };
+	__u8 ipd[512], rpd[512], got[600];
+	unsigned int i;
+	socklen_t len;
+
+	mt_fill(ipd, sizeof(ipd), 1);
+	mt_fill(rpd, sizeof(rpd), 2);
+	for (i = 0; i < 4; i++) {
+		int n = lens[i];
+
+		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+		ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, ipd, n, NULL, 0));
+		ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+		EXPECT_EQ(n, mt_info(self->fds[1]).peer_pd_len);
+		len = sizeof(got);
+		memset(got, 0xee, sizeof(got));
+		ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
+		EXPECT_EQ(n, len);
+		EXPECT_EQ(0, memcmp(got, ipd, n));
+		ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, rpd, n));
+		ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+		EXPECT_EQ(n, mt_info(self->fds[0]).peer_pd_len);
+		len = sizeof(got);
+		memset(got, 0xee, sizeof(got));
+		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
+		EXPECT_EQ(n, len);
+		EXPECT_EQ(0, memcmp(got, rpd, n));
+		EXPECT_EQ(0, ping_pong(self->fds));
+		close_pair(self->fds);
+	}
+}
+
+TEST_F(startup, private_data_513_is_einval)
+{
+	__u8 pd[513] = {};
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 513, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[0]).state);
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 512, NULL, 0));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, pd, 513));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, pd, 513));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MPA_S_REQ_RCVD, mt_info(self->fds[1]).state);
+}
+
+/* a raw Initiator sends a Request with PD_Length 513: error 4, connection reset */
+TEST_F(startup, raw_request_pd_513_is_error_4)
+{
+	__u8 req[20 + 513] = {};
+	char c;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	mt_frame(req, 1, MPA_FLAG_C, 1, NULL, 0);
+	req[18] = 0x02;
+	req[19] = 0x01;
+	ASSERT_EQ(0, mt_writen(self->fds[0], req, sizeof(req)));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_info(self->fds[1]).error);
+	EXPECT_EQ(ECONNABORTED, mt_so_error(self->fds[1]));
+	/* the Responder aborted the connection: the raw peer gets a reset */
+	EXPECT_EQ(-1, mt_readn(self->fds[0], &c, 1, RAW_TMO_MS));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+TEST_F(startup, reject_with_private_data_then_plain_tcp)
+{
+	static const char ipd[] = "may I?", rpd[] = "no, go away";
+	char got[600], buf[100];
+	socklen_t len = sizeof(got);
+	struct mpa_info ii;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, ipd,
+			      sizeof(ipd), NULL, 0));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, rpd, sizeof(rpd)));
+	EXPECT_EQ(MPA_S_REJECTED, mt_info(self->fds[1]).state);
+	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	ii = mt_info(self->fds[0]);
+	EXPECT_EQ(MPA_I_REJECTED, ii.flags);
+	EXPECT_EQ(0, ii.error);
+	EXPECT_EQ(sizeof(rpd), ii.peer_pd_len);
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(sizeof(rpd), len);
+	EXPECT_EQ(0, memcmp(got, rpd, sizeof(rpd)));
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(sizeof(ipd), len);
+	EXPECT_EQ(0, memcmp(got, ipd, sizeof(ipd)));
+
+	/* plain TCP both ways, no framing */
+	ASSERT_EQ(11, write(self->fds[0], "hello world", 11));
+	ASSERT_EQ(11, mt_readn(self->fds[1], buf, 11, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(buf, "hello world", 11));
+	ASSERT_EQ(3, write(self->fds[1], "bye", 3));
+	ASSERT_EQ(2, write(self->fds[1], "!!", 2));
+	ASSERT_EQ(5, mt_readn(self->fds[0], buf, 5, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(buf, "bye!!", 5));
+}
+
+TEST_F(startup, initiator_initiator_is_error_4)
+{
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[0]));
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+}
+
+static void timeout_check(struct __test_metadata *_metadata, int fd)
+{
+	struct timespec t0, t1;
+	long ms;
+	char c;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* recv blocks until the startup fails */
+	EXPECT_EQ(-1, recv(fd, &c, 1, 0));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(ms, 5000);
+	EXPECT_EQ(MPA_S_ERROR, mt_info(fd).state);
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(fd));
+}
+
+TEST_F(startup, responder_responder_times_out)
+{
+	__u32 t0 = 300, t1 = 20000;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t0, sizeof(t0)));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_TIMEOUT, &t1, sizeof(t1)));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	timeout_check(_metadata, self->fds[0]);
+	/* the other Responder sees the connection go away during its startup */
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+}
+
+TEST_F(startup, silent_peer_times_out)
+{
+	__u32 t = 300, got = 0;
+	socklen_t len = sizeof(got);
+	__u8 req[20];
+	int role;
+
+	for (role = MPA_ROLE_INITIATOR; role <= MPA_ROLE_RESPONDER; role++) {
+		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t, sizeof(t)));
+		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &got, &len));
+		EXPECT_EQ(300, got);
+		ASSERT_EQ(0, mt_start(self->fds[0], role, 0, NULL, 0, NULL, 0));
+		if (role == MPA_ROLE_INITIATOR)
+			ASSERT_EQ(20, mt_readn(self->fds[1], req, 20, RAW_TMO_MS));
+		timeout_check(_metadata, self->fds[0]);
+		/* the connection is aborted */
+		EXPECT_EQ(-1, mt_readn(self->fds[1], req, 1, RAW_TMO_MS));
+		EXPECT_EQ(ECONNRESET, errno);
+		close_pair(self->fds);
+	}
+}
+
+/* Request + first FPDU queued in TCP before the Responder attaches the ULP */
+TEST_F(startup, bytes_before_start_are_kept)
+{
+	__u8 buf[2048], ulpdu[777], got[1000];
+	size_t n;
+	int len, fl = 0;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	mt_fill(ulpdu, sizeof(ulpdu), 3);
+	n = mt_frame(buf, 1, MPA_FLAG_M | MPA_FLAG_C, 1, "pd", 2);
+	/* the Responder did not ask for markers, the Initiator gets them */
+	len = mt_enc(buf + n, sizeof(buf) - n, 0, false, true, ulpdu, sizeof(ulpdu));
+	ASSERT_GT(len, 0);
+	ASSERT_EQ(0, mt_writen(self->fds[0], buf, n + len));
+	usleep(50000);
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	EXPECT_EQ(2, mt_info(self->fds[1]).peer_pd_len);
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "", 0));
+	EXPECT_EQ(MPA_I_CRC | MPA_I_MARKERS_TX, mt_info(self->fds[1]).flags);
+	ASSERT_EQ(20, mt_readn(self->fds[0], buf, 20, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(buf, "MPA ID Rep Frame", 16));
+	EXPECT_EQ(MPA_FLAG_C, buf[16]);
+	EXPECT_EQ(sizeof(ulpdu), mt_recv(self->fds[1], got, sizeof(got), 0, &fl));
+	EXPECT_EQ(0, memcmp(got, ulpdu, sizeof(ulpdu)));
+	EXPECT_TRUE(fl & MSG_EOR);
+}
+
+TEST_F(startup, last_streaming_message)
+{
+	static const char lsm[] = "last streaming message: MPA follows";
+	__u8 buf[100], req[20];
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, lsm, sizeof(lsm)));
+	ASSERT_EQ(sizeof(lsm), mt_readn(self->fds[0], buf, sizeof(lsm), RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(buf, lsm, sizeof(lsm)));
+	/* nothing else before the Request */
+	EXPECT_EQ(0, mt_readn(self->fds[0], buf, 1, 100));
+	mt_frame(req, 1, MPA_FLAG_C, 1, NULL, 0);
+	ASSERT_EQ(0, mt_writen(self->fds[0], req, 20));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "ok", 2));
+	ASSERT_EQ(22, mt_readn(self->fds[0], buf, 22, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(buf, "MPA ID Rep Frame\x40\x01\x00\x02ok", 22));
+}
+
+TEST_F(startup, lsm_only_for_the_responder)
+{
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, "x", 1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* RFC 5044 7.1.2 rule 4: the Responder sends after it received an FPDU */
+TEST_F(startup, responder_waits_for_first_fpdu)
+{
+	struct timeval tv = { .tv_usec = 200000 };
+	char buf[64];
+	int fl;
+
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, 0));
+	EXPECT_EQ(-1, send(self->fds[1], "early", 5, MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	/* a blocking send waits (here until SO_SNDTIMEO) */
+	EXPECT_EQ(-1, send(self->fds[1], "early", 5, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	/* nothing went out */
+	EXPECT_EQ(-1, mt_recv(self->fds[0], buf, sizeof(buf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, mt_stats(self->fds[1]).tx_fpdus);
+	ASSERT_EQ(5, send(self->fds[0], "first", 5, 0));
+	ASSERT_EQ(5, mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
+	EXPECT_EQ(5, send(self->fds[1], "later", 5, MSG_DONTWAIT));
+	EXPECT_EQ(5, mt_recv(self->fds[0], buf, sizeof(buf), 0, &fl));
+	EXPECT_EQ(0, memcmp(buf, "later", 5));
+}
+
+/* the Initiator may send as soon as it got the Reply */
+TEST_F(startup, blocked_responder_send_completes)
+{
+	char buf[64];
+	int st = -1;
+	pid_t pid;
+
+	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		usleep(300000);
+		_exit(send(self->fds[0], "go", 2, 0) == 2 ? 0 : 1);
+	}
+	/* blocks ~300 ms until the Initiator's first FPDU has arrived */
+	EXPECT_EQ(3, send(self->fds[1], "abc", 3, 0));
+	EXPECT_EQ(2, mt_recv(self->fds[1], buf, sizeof(buf), 0, NULL));
+	EXPECT_EQ(3, mt_recv(self->fds[0], buf, sizeof(buf), 0, NULL));
+	EXPECT_EQ(0, memcmp(buf, "abc", 3));
+	EXPECT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+}
+
+/* a raw Responder reads the exact Request the module sends */
+TEST_F(startup, request_bytes_on_the_wire)
+{
+	static const struct { __u32 flags; __u8 wire; } c[] = {
+		{ 0, MPA_FLAG_C },
+		{ MPA_F_MARKERS, MPA_FLAG_M | MPA_FLAG_C },
+	};
+	__u8 want[64], got[64];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, c[i].flags, "xyz", 3,
+				      NULL, 0));
+		EXPECT_EQ(MPA_S_REQ_SENT, mt_info(self->fds[0]).state);
+		mt_frame(want, 1, c[i].wire, 1, "xyz", 3);
+		ASSERT_EQ(23, mt_readn(self->fds[1], got, 23, RAW_TMO_MS));
+		EXPECT_EQ(0, memcmp(got, want, 23));
+		EXPECT_EQ(0, mt_readn(self->fds[1], got, 1, 100));
+		close_pair(self->fds);
+	}
+}
+
+TEST_F(startup, request_bytes_no_crc)
+{
+	__u8 want[20], got[20];
+	int old = mt_allow_no_crc(1);
+
+	if (old < 0)
+		SKIP(return, "no allow_no_crc parameter");
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC | MPA_F_MARKERS,
+			      NULL, 0, NULL, 0));
+	mt_allow_no_crc(old);
+	mt_frame(want, 1, MPA_FLAG_M, 1, NULL, 0);
+	ASSERT_EQ(20, mt_readn(self->fds[1], got, 20, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(got, want, 20));
+}
+
+/* a raw Responder feeds the Reply and the first FPDU one octet per segment */
+TEST_F(startup, reply_dribbled)
+{
+	__u8 req[20], rep[40], wire[600], ulpdu[500], got[600];
+	socklen_t len = sizeof(got);
+	int n, fl = 0;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, NULL, 0, NULL, 0));
+	ASSERT_EQ(20, mt_readn(self->fds[1], req, 20, RAW_TMO_MS));
+	n = mt_frame(rep, 0, MPA_FLAG_C, 1, "dribble", 7);
+	ASSERT_EQ(0, mt_dribble(self->fds[1], rep, n - 1));
+	usleep(20000);
+	EXPECT_EQ(MPA_S_REQ_SENT, mt_info(self->fds[0]).state);
+	ASSERT_EQ(0, mt_dribble(self->fds[1], rep + n - 1, 1));
+	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(7, len);
+	EXPECT_EQ(0, memcmp(got, "dribble", 7));
+	EXPECT_EQ(MPA_I_MARKERS_RX | MPA_I_CRC, mt_info(self->fds[0]).flags);
+	mt_fill(ulpdu, sizeof(ulpdu), 9);
+	n = mt_enc(wire, sizeof(wire), 0, true, true, ulpdu, sizeof(ulpdu));
+	ASSERT_EQ(4 + 2 + 500 + 2 + 4, n);
+	ASSERT_EQ(0, mt_dribble(self->fds[1], wire, n));
+	EXPECT_EQ(500, mt_recv(self->fds[0], got, sizeof(got), 0, &fl));
+	EXPECT_EQ(0, memcmp(got, ulpdu, 500));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+}
+
+/* a raw Initiator feeds the Request one octet per segment */
+TEST_F(startup, request_dribbled)
+{
+	__u8 req[40], got[40];
+	socklen_t len = sizeof(got);
+	int n;
+
+	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	n = mt_frame(req, 1, MPA_FLAG_C, 1, "slowly", 6);
+	ASSERT_EQ(0, mt_dribble(self->fds[0], req, n));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(6, len);
+	EXPECT_EQ(0, memcmp(got, "slowly", 6));
+}
+
+TEST_HARNESS_MAIN
