@@ -79,11 +79,13 @@ struct ddp_mr {
  * struct ddp_pd - protection domain
  * @id: PD ID
  * @mrs: tagged buffers by STag index
+ * @next_idx: where the cyclic search for a free STag index starts
  * @ref: the PD's own reference plus one per stream
  */
 struct ddp_pd {
 	u32		id;
 	struct xarray	mrs;
+	u32		next_idx;
 	refcount_t	ref;
 };
 
@@ -333,11 +335,15 @@ static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 	int ret;
 	u8 key;
 
-	ret = xa_alloc(&pd->mrs, &idx, NULL, XA_LIMIT(1, DDP_STAG_INDEX_MAX),
-		       GFP_KERNEL);
-	if (ret)
+	/*
+	 * Indexes are handed out cyclically, so an invalidated STag does not
+	 * come back before 2^24 registrations; the random key makes STags
+	 * unguessable.
+	 */
+	ret = xa_alloc_cyclic(&pd->mrs, &idx, NULL, XA_LIMIT(1, DDP_STAG_INDEX_MAX),
+			      &pd->next_idx, GFP_KERNEL);
+	if (ret < 0)
 		return ret;
-	/* the key changes with every registration: STags are not guessable */
 	key = get_random_u8();
 	mr->stag = idx << 8 | key;
 	mr->valid = true;
