@@ -28,7 +28,12 @@
  * @saved_state_change: sk_state_change before MPA
  * @state: enum mpa_state
  * @role: MPA_ROLE_*, 0 before MPA_START
- * @rev: MPA revision in use
+ * @rev: MPA revision: the highest offered until the peer's frame, then the
+ *	one in use
+ * @v2_local: revision 2 values of MPA_START
+ * @v2_peer: revision 2 values of the peer's frame
+ * @v2: negotiated revision 2 values
+ * @peer_pd_off: octets of enhanced data before the peer's private data
  * @lflags: local MPA_F_* flags given to MPA_START
  * @closing: close has begun, deferred work must do nothing
  * @rx_stop: leave received data in TCP (ULPDU waiting, startup decision,
@@ -73,6 +78,10 @@ struct mpa_conn {
 	u8			state;
 	u8			role;
 	u8			rev;
+	struct mpa_v2_info	v2_local;
+	struct mpa_v2_info	v2_peer;
+	struct mpa_v2_info	v2;
+	u16			peer_pd_off;
 	u32			lflags;
 	bool			closing;
 	bool			rx_stop;

@@ -29,6 +29,11 @@ module_param(allow_no_crc, bool, 0644);
 MODULE_PARM_DESC(allow_no_crc,
 		 "Administrator allows sockets to ask for no CRC (MPA_F_NO_CRC); default no");
 
+static unsigned int default_rev = 1;
+module_param(default_rev, uint, 0644);
+MODULE_PARM_DESC(default_rev,
+		 "MPA revision of sockets that ask for none: 1 (RFC 5044) or 2 (RFC 6581)");
+
 static unsigned int startup_timeout_ms = 10000;
 module_param(startup_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(startup_timeout_ms,
@@ -400,6 +405,25 @@ static void mpa_tx_open(struct mpa_conn *c)
 	c->saved_write_space(c->sk);
 }
 
+/*
+ * Initiator: check a revision 2 Reply and take the values it sets; a
+ * revision 1 Reply to a revision 2 Request falls back to revision 1.
+ */
+static int mpa_v2_reply(struct mpa_conn *c)
+{
+	if (c->peer.rev != 2) {
+		memset(&c->v2, 0, sizeof(c->v2));
+		return 0;
+	}
+	if (mpa_v2_check_reply(&c->v2_local, &c->v2_peer))
+		return -EPROTO;
+	c->v2.ird = c->v2_local.ird;
+	c->v2.ord = min(c->v2_local.ord, c->v2_peer.ird);
+	c->v2.p2p = c->v2_peer.p2p;
+	c->v2.rtr = c->v2_peer.rtr;
+	return 0;
+}
+
 /* The peer's Request or Reply is complete in c->frame. */
 static void mpa_frame_done(struct mpa_conn *c)
 {
@@ -408,6 +432,23 @@ static void mpa_frame_done(struct mpa_conn *c)
 
 	mpa_stop_timeout(c);
 	c->rx_stop = true;
+	if (c->peer.rev == 2) {
+		/* RFC 6581: the enhanced data opens the private data */
+		if (pd_len < MPA_V2_DATA_LEN) {
+			mpa_fail(c, MPA_ERR_STARTUP, -ECONNABORTED);
+			return;
+		}
+		mpa_v2_decode(pd, &c->v2_peer);
+		c->peer_pd_off = MPA_V2_DATA_LEN;
+		pd += MPA_V2_DATA_LEN;
+		pd_len -= MPA_V2_DATA_LEN;
+	}
+	if (c->role == MPA_ROLE_INITIATOR && !c->peer.reject &&
+	    mpa_v2_reply(c)) {
+		mpa_fail(c, MPA_ERR_STARTUP, -ECONNABORTED);
+		return;
+	}
+	c->rev = min(c->rev, c->peer.rev);
 	if (c->role == MPA_ROLE_RESPONDER) {
 		c->state = MPA_S_REQ_RCVD;
 		if (c->consumer)
@@ -442,7 +483,13 @@ static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
 		c->frame_have += n;
 		used += n;
 		if (c->frame_have == MPA_FRAME_HDR_LEN) {
-			err = mpa_frame_decode(c->frame, BIT(c->rev), &c->peer);
+			/*
+			 * A Responder answers revision 2 with its own revision;
+			 * an Initiator takes a Reply of its revision or below.
+			 */
+			err = mpa_frame_decode(c->frame, mpa_is_responder(c) ||
+					       c->rev == 2 ? BIT(1) | BIT(2) : BIT(1),
+					       &c->peer);
 			/* a Request to an Initiator: Initiator/Initiator */
 			if (!err && c->peer.request != mpa_is_responder(c))
 				err = -EPROTO;
@@ -612,24 +659,32 @@ static int mpa_local_crc(u32 lflags)
 	return !(lflags & MPA_F_NO_CRC);
 }
 
+/* A Request or Reply; @v2, for revision 2, goes before the private data. */
 static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
-			  const void *pd, u16 pd_len)
+			  const struct mpa_v2_info *v2, const void *pd, u16 pd_len)
 {
+	u16 off = c->rev == 2 ? MPA_V2_DATA_LEN : 0;
 	struct mpa_frame_info fi = {
 		.request = request,
 		.markers = c->lflags & MPA_F_MARKERS,
 		.crc = mpa_local_crc(c->lflags),
 		.reject = reject,
 		.rev = c->rev,
-		.pd_len = pd_len,
+		.pd_len = off + pd_len,
 	};
 	u8 *buf;
 	int len, ret;
 
+	if (off + pd_len > MPA_MAX_PD_LEN)
+		return -EINVAL;
 	buf = kmalloc(MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi, pd);
+	if (off)
+		mpa_v2_encode(buf + MPA_FRAME_HDR_LEN, v2);
+	memcpy(buf + MPA_FRAME_HDR_LEN + off, pd, pd_len);
+	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi,
+			       buf + MPA_FRAME_HDR_LEN);
 	ret = len < 0 ? len : mpa_send_raw(c, buf, len, MSG_EOR);
 	kfree(buf);
 	if (ret >= 0 && ret != len)
@@ -637,21 +692,28 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 	return ret < 0 ? ret : 0;
 }
 
+#define MPA_F_V2 (MPA_F_P2P | MPA_F_RTR_SEND | MPA_F_RTR_WRITE | MPA_F_RTR_READ)
+
 static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 {
 	struct sock *sk = c->sk;
+	u32 rev;
 	int ret;
 
 	if (c->state != MPA_S_IDLE)
 		return -EISCONN;
+	rev = s->rev ? s->rev : READ_ONCE(default_rev);
+	if (rev != 1 && rev != 2)
+		return -EPROTONOSUPPORT;
 	if ((s->role != MPA_ROLE_INITIATOR && s->role != MPA_ROLE_RESPONDER) ||
-	    (s->flags & ~(MPA_F_MARKERS | MPA_F_NO_CRC)) ||
-	    s->pd_len > MPA_MAX_PD_LEN || s->lsm_len > MPA_MAX_LSM_LEN ||
+	    (s->flags & ~(MPA_F_MARKERS | MPA_F_NO_CRC | MPA_F_V2)) ||
+	    (rev == 1 && ((s->flags & MPA_F_V2) || s->ird || s->ord)) ||
+	    s->ird > MPA_V2_IRD_ORD_MASK || s->ord > MPA_V2_IRD_ORD_MASK ||
+	    s->pd_len > MPA_MAX_PD_LEN - (rev == 2 ? MPA_V2_DATA_LEN : 0) ||
+	    s->lsm_len > MPA_MAX_LSM_LEN ||
 	    (s->lsm_len && s->role != MPA_ROLE_RESPONDER) ||
 	    (s->pd_len && s->role != MPA_ROLE_INITIATOR))
 		return -EINVAL;
-	if (s->rev != 0 && s->rev != 1)
-		return -EPROTONOSUPPORT;
 	if ((s->flags & MPA_F_NO_CRC) && !READ_ONCE(allow_no_crc))
 		return -EPERM;
 	if (sk->sk_state != TCP_ESTABLISHED)
@@ -665,10 +727,19 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 		return -ENOMEM;
 
 	c->role = s->role;
-	c->rev = 1;
+	c->rev = rev;
 	c->lflags = s->flags;
+	c->v2_local = (struct mpa_v2_info){
+		.ird = s->ird,
+		.ord = s->ord,
+		.p2p = s->flags & MPA_F_P2P,
+		.rtr = (s->flags & MPA_F_RTR_SEND ? MPA_RTR_SEND : 0) |
+		       (s->flags & MPA_F_RTR_WRITE ? MPA_RTR_WRITE : 0) |
+		       (s->flags & MPA_F_RTR_READ ? MPA_RTR_READ : 0),
+	};
 	if (s->role == MPA_ROLE_INITIATOR) {
-		ret = mpa_send_frame(c, true, false, s->data, s->pd_len);
+		ret = mpa_send_frame(c, true, false, &c->v2_local, s->data,
+				     s->pd_len);
 		if (ret)
 			return ret;
 		c->state = MPA_S_REQ_SENT;
@@ -703,7 +774,15 @@ static int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
 		return c->err ? -c->err_errno : -EINVAL;
 	if (pd_len > MPA_MAX_PD_LEN)
 		return -EINVAL;
-	ret = mpa_send_frame(c, false, reject, pd, pd_len);
+	/* revision 2: the Reply's IRD/ORD and RTR type (RFC 6581) */
+	memset(&c->v2, 0, sizeof(c->v2));
+	if (c->rev == 2 && mpa_v2_answer(&c->v2_peer, &c->v2_local, &c->v2)) {
+		if (!reject)
+			return -EOPNOTSUPP;
+		c->v2.p2p = false;
+		c->v2.rtr = 0;
+	}
+	ret = mpa_send_frame(c, false, reject, &c->v2, pd, pd_len);
 	if (ret)
 		return ret;
 	if (reject) {
@@ -911,6 +990,14 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 	}
 }
 
+/* the peer's private data, after the revision 2 enhanced data */
+static u32 mpa_peer_pd_len(const struct mpa_conn *c)
+{
+	u32 hdr = MPA_FRAME_HDR_LEN + c->peer_pd_off;
+
+	return c->frame_have > hdr ? c->frame_have - hdr : 0;
+}
+
 static void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -918,10 +1005,20 @@ static void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
 	info->role = c->role;
 	info->rev = c->rev;
 	info->error = c->err;
-	info->peer_pd_len = c->frame_have > MPA_FRAME_HDR_LEN ?
-			    c->frame_have - MPA_FRAME_HDR_LEN : 0;
+	info->peer_pd_len = mpa_peer_pd_len(c);
+	if (c->rev == 2 && c->frame_have) {
+		info->peer_ird = c->v2_peer.ird;
+		info->peer_ord = c->v2_peer.ord;
+	}
 	if (c->state == MPA_S_FULL) {
 		info->mulpdu = mpa_mulpdu_locked(c);
+		info->ird = c->v2.ird;
+		info->ord = c->v2.ord;
+		if (c->v2.p2p)
+			info->flags |= MPA_I_P2P;
+		info->rtr = (c->v2.rtr & MPA_RTR_SEND ? MPA_F_RTR_SEND : 0) |
+			    (c->v2.rtr & MPA_RTR_WRITE ? MPA_F_RTR_WRITE : 0) |
+			    (c->v2.rtr & MPA_RTR_READ ? MPA_F_RTR_READ : 0);
 		if (c->rx.markers)
 			info->flags |= MPA_I_MARKERS_RX;
 		if (c->markers_tx)
@@ -976,9 +1073,8 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 		size = sizeof(u.val);
 		break;
 	case MPA_PEER_PD:
-		src = c->frame + MPA_FRAME_HDR_LEN;
-		size = c->frame_have > MPA_FRAME_HDR_LEN ?
-		       c->frame_have - MPA_FRAME_HDR_LEN : 0;
+		src = c->frame + MPA_FRAME_HDR_LEN + c->peer_pd_off;
+		size = mpa_peer_pd_len(c);
 		if (len < size) {
 			release_sock(sk);
 			return -ENOSPC;

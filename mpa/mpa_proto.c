@@ -99,9 +99,108 @@ int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 	h->flags = flags;
 	h->rev = info->rev;
 	put_unaligned_be16(info->pd_len, &h->pd_len);
-	if (info->pd_len)
+	/* the caller may have built the private data in place */
+	if (info->pd_len && pd != (u8 *)buf + MPA_FRAME_HDR_LEN)
 		memcpy((u8 *)buf + MPA_FRAME_HDR_LEN, pd, info->pd_len);
 	return total;
+}
+
+/**
+ * mpa_v2_decode() - read RFC 6581 enhanced connection data
+ * @data: the first 4 octets of a revision 2 frame's private data
+ * @v: decoded values
+ */
+void mpa_v2_decode(const void *data, struct mpa_v2_info *v)
+{
+	const u8 *p = data;
+	u16 ird = get_unaligned_be16(p);
+	u16 ord = get_unaligned_be16(p + 2);
+
+	v->ird = ird & MPA_V2_IRD_ORD_MASK;
+	v->ord = ord & MPA_V2_IRD_ORD_MASK;
+	v->p2p = ird & MPA_V2_P2P;
+	v->rtr = (ird & MPA_V2_RTR_SEND ? MPA_RTR_SEND : 0) |
+		 (ord & MPA_V2_RTR_WRITE ? MPA_RTR_WRITE : 0) |
+		 (ord & MPA_V2_RTR_READ ? MPA_RTR_READ : 0);
+}
+
+/**
+ * mpa_v2_encode() - write RFC 6581 enhanced connection data
+ * @data: 4 octets
+ * @v: values; IRD and ORD above 0x3fff are clamped
+ */
+void mpa_v2_encode(void *data, const struct mpa_v2_info *v)
+{
+	u16 ird = min_t(u16, v->ird, MPA_V2_IRD_ORD_MASK);
+	u16 ord = min_t(u16, v->ord, MPA_V2_IRD_ORD_MASK);
+	u8 *p = data;
+
+	if (v->p2p)
+		ird |= MPA_V2_P2P;
+	if (v->rtr & MPA_RTR_SEND)
+		ird |= MPA_V2_RTR_SEND;
+	if (v->rtr & MPA_RTR_WRITE)
+		ord |= MPA_V2_RTR_WRITE;
+	if (v->rtr & MPA_RTR_READ)
+		ord |= MPA_V2_RTR_READ;
+	put_unaligned_be16(ird, p);
+	put_unaligned_be16(ord, p + 2);
+}
+
+/**
+ * mpa_v2_answer() - the Responder's enhanced data for its Reply
+ * @req: what the Request carried
+ * @local: the Responder's own limits and the RTR types it accepts
+ * @reply: out: the values to send
+ *
+ * IRD and ORD swap roles: the Reply's IRD is at most the Request's ORD
+ * and the Reply's ORD at most the Request's IRD. A peer-to-peer Request
+ * gets exactly one RTR type that both sides allow (RDMA Write first,
+ * then Read, then Send).
+ *
+ * Return: 0, or -EOPNOTSUPP when the Request asks for the peer-to-peer
+ * model and no RTR type (or no peer-to-peer at all) is acceptable here.
+ */
+int mpa_v2_answer(const struct mpa_v2_info *req, const struct mpa_v2_info *local,
+		  struct mpa_v2_info *reply)
+{
+	u8 common = req->rtr & local->rtr;
+
+	memset(reply, 0, sizeof(*reply));
+	reply->ird = min(local->ird, req->ord);
+	reply->ord = min(local->ord, req->ird);
+	if (!req->p2p)
+		return 0;
+	if (!local->p2p || !common)
+		return -EOPNOTSUPP;
+	reply->p2p = true;
+	if (common & MPA_RTR_WRITE)
+		reply->rtr = MPA_RTR_WRITE;
+	else if (common & MPA_RTR_READ)
+		reply->rtr = MPA_RTR_READ;
+	else
+		reply->rtr = MPA_RTR_SEND;
+	return 0;
+}
+
+/**
+ * mpa_v2_check_reply() - the Initiator checks a revision 2 Reply
+ * @req: what its Request carried
+ * @reply: what the Reply carries
+ *
+ * Return: 0, or -EPROTO when the Reply breaks RFC 6581: peer-to-peer not
+ * echoed, not exactly one RTR type or one that was not offered, an
+ * RTR type without peer-to-peer, or an ORD above the Request's IRD.
+ */
+int mpa_v2_check_reply(const struct mpa_v2_info *req, const struct mpa_v2_info *reply)
+{
+	if (reply->ord > req->ird)
+		return -EPROTO;
+	if (!req->p2p)
+		return reply->p2p || reply->rtr ? -EPROTO : 0;
+	if (!reply->p2p || hweight8(reply->rtr) != 1 || !(reply->rtr & req->rtr))
+		return -EPROTO;
+	return 0;
 }
 
 /**

@@ -36,6 +36,32 @@ struct mpa_frame_info {
 	u16	pd_len;
 };
 
+/* RTR message types of RFC 6581, as a bit mask */
+#define MPA_RTR_SEND		0x1
+#define MPA_RTR_WRITE		0x2
+#define MPA_RTR_READ		0x4
+#define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_v2_data))
+
+/**
+ * struct mpa_v2_info - decoded RFC 6581 enhanced connection data
+ * @ird: inbound RDMA Read queue depth, 0..0x3fff
+ * @ord: outbound RDMA Read queue depth, 0..0x3fff
+ * @p2p: peer-to-peer model: the Initiator sends an RTR message first
+ * @rtr: MPA_RTR_* types offered (Request) or the one chosen (Reply)
+ */
+struct mpa_v2_info {
+	u16	ird;
+	u16	ord;
+	bool	p2p;
+	u8	rtr;
+};
+
+void mpa_v2_decode(const void *data, struct mpa_v2_info *v);
+void mpa_v2_encode(void *data, const struct mpa_v2_info *v);
+int mpa_v2_answer(const struct mpa_v2_info *req, const struct mpa_v2_info *local,
+		  struct mpa_v2_info *reply);
+int mpa_v2_check_reply(const struct mpa_v2_info *req, const struct mpa_v2_info *reply);
+
 int mpa_frame_decode(const void *hdr, u32 rev_mask, struct mpa_frame_info *info);
 int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 		     const void *pd);

@@ -864,4 +864,95 @@ TEST(mulpdu)
 	ASSERT_EQ(65535, mpa_mulpdu(~0U, false));
 }
 
+TEST(v2_encode_decode)
+{
+	struct mpa_v2_info v = { .ird = 16, .ord = 0x3fff, .p2p = true,
+				 .rtr = MPA_RTR_WRITE | MPA_RTR_READ }, d;
+	u8 b[4];
+
+	mpa_v2_encode(b, &v);
+	/* ird 0x8010 (P2P), ord 0xffff (Write and Read RTR, ORD 0x3fff) */
+	ASSERT_EQ(0x80, b[0]);
+	ASSERT_EQ(0x10, b[1]);
+	ASSERT_EQ(0xff, b[2]);
+	ASSERT_EQ(0xff, b[3]);
+	mpa_v2_decode(b, &d);
+	ASSERT_EQ(16, d.ird);
+	ASSERT_EQ(0x3fff, d.ord);
+	ASSERT_TRUE(d.p2p);
+	ASSERT_EQ(MPA_RTR_WRITE | MPA_RTR_READ, d.rtr);
+
+	v = (struct mpa_v2_info){ .ird = 0xffff, .ord = 1, .rtr = MPA_RTR_SEND };
+	mpa_v2_encode(b, &v);
+	/* IRD clamped to 14 bits, Send RTR in the ird word */
+	ASSERT_EQ(0x7f, b[0]);
+	ASSERT_EQ(0xff, b[1]);
+	ASSERT_EQ(0x00, b[2]);
+	ASSERT_EQ(0x01, b[3]);
+}
+
+TEST(v2_answer_swaps_and_lowers_ird_ord)
+{
+	struct mpa_v2_info req = { .ird = 4, .ord = 8 };
+	struct mpa_v2_info local = { .ird = 16, .ord = 16 };
+	struct mpa_v2_info rep;
+
+	ASSERT_EQ(0, mpa_v2_answer(&req, &local, &rep));
+	/* the Reply's IRD is limited by the Request's ORD and the reverse */
+	ASSERT_EQ(8, rep.ird);
+	ASSERT_EQ(4, rep.ord);
+	ASSERT_FALSE(rep.p2p);
+	ASSERT_EQ(0, rep.rtr);
+	ASSERT_EQ(0, mpa_v2_check_reply(&req, &rep));
+}
+
+TEST(v2_answer_picks_exactly_one_rtr)
+{
+	struct mpa_v2_info req = { .ird = 1, .ord = 1, .p2p = true,
+				   .rtr = MPA_RTR_SEND | MPA_RTR_READ };
+	struct mpa_v2_info local = { .ird = 1, .ord = 1, .p2p = true,
+				     .rtr = MPA_RTR_WRITE | MPA_RTR_READ | MPA_RTR_SEND };
+	struct mpa_v2_info rep;
+
+	ASSERT_EQ(0, mpa_v2_answer(&req, &local, &rep));
+	ASSERT_TRUE(rep.p2p);
+	ASSERT_EQ(MPA_RTR_READ, rep.rtr);
+	ASSERT_EQ(0, mpa_v2_check_reply(&req, &rep));
+
+	local.rtr = MPA_RTR_SEND;
+	ASSERT_EQ(0, mpa_v2_answer(&req, &local, &rep));
+	ASSERT_EQ(MPA_RTR_SEND, rep.rtr);
+
+	/* nothing in common, or no peer-to-peer here */
+	local.rtr = MPA_RTR_WRITE;
+	ASSERT_EQ(-EOPNOTSUPP, mpa_v2_answer(&req, &local, &rep));
+	local.rtr = MPA_RTR_READ;
+	local.p2p = false;
+	ASSERT_EQ(-EOPNOTSUPP, mpa_v2_answer(&req, &local, &rep));
+}
+
+TEST(v2_check_reply_refuses_bad_replies)
+{
+	struct mpa_v2_info req = { .ird = 4, .ord = 4, .p2p = true,
+				   .rtr = MPA_RTR_WRITE | MPA_RTR_READ };
+	struct mpa_v2_info rep = { .ird = 4, .ord = 4, .p2p = true,
+				   .rtr = MPA_RTR_WRITE };
+
+	ASSERT_EQ(0, mpa_v2_check_reply(&req, &rep));
+	rep.rtr = MPA_RTR_WRITE | MPA_RTR_READ;		/* two types */
+	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
+	rep.rtr = MPA_RTR_SEND;				/* not offered */
+	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
+	rep.rtr = MPA_RTR_WRITE;
+	rep.p2p = false;				/* not echoed */
+	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
+	rep.p2p = true;
+	rep.ord = 5;					/* above our IRD */
+	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
+	req.p2p = false;
+	req.rtr = 0;
+	rep.ord = 4;
+	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));	/* unasked P2P */
+}
+
 TEST_HARNESS_MAIN

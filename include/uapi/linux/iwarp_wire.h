@@ -38,6 +38,26 @@ struct mpa_frame_hdr {
 	__be16	pd_len;
 };
 
+/*
+ * RFC 6581 (MPA revision 2): the first 4 octets of the private data of a
+ * revision 2 Request or Reply carry the enhanced connection data.
+ */
+#define MPA_V2_P2P		0x8000	/* ird: peer-to-peer model, an RTR follows */
+#define MPA_V2_RTR_SEND		0x4000	/* ird: zero-length Send RTR */
+#define MPA_V2_RTR_WRITE	0x8000	/* ord: zero-length RDMA Write RTR */
+#define MPA_V2_RTR_READ		0x4000	/* ord: zero-length RDMA Read RTR */
+#define MPA_V2_IRD_ORD_MASK	0x3fff
+
+/**
+ * struct mpa_v2_data - RFC 6581 enhanced RDMA connection data
+ * @ird: inbound RDMA Read queue depth (14 bits), P2P and Send RTR flags
+ * @ord: outbound RDMA Read queue depth (14 bits), Write and Read RTR flags
+ */
+struct mpa_v2_data {
+	__be16	ird;
+	__be16	ord;
+};
+
 /* RFC 5044 section 8 error codes */
 #define MPA_ERR_TCP_CLOSED	1	/* TCP closed or lost inside an FPDU */
 #define MPA_ERR_CRC		2	/* FPDU with a bad CRC */

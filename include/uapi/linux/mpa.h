@@ -33,15 +33,25 @@
 /* struct mpa_start.flags */
 #define MPA_F_MARKERS		(1U << 0) /* require markers on what I receive */
 #define MPA_F_NO_CRC		(1U << 1) /* prefer no CRC (needs the admin's allow_no_crc) */
+/* revision 2 (RFC 6581) only */
+#define MPA_F_P2P		(1U << 2) /* peer-to-peer model: an RTR message opens */
+#define MPA_F_RTR_SEND		(1U << 3) /* zero-length Send is an acceptable RTR */
+#define MPA_F_RTR_WRITE		(1U << 4) /* zero-length RDMA Write is acceptable */
+#define MPA_F_RTR_READ		(1U << 5) /* zero-length RDMA Read is acceptable */
 
 /**
  * struct mpa_start - argument of MPA_START
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER
  * @flags: MPA_F_*
- * @rev: MPA revision to speak, 0 for the default (1)
- * @pd_len: private data length (Initiator: in the Request), 0..512
+ * @rev: MPA revision: 1, 2 (RFC 6581), or 0 for the module's default_rev.
+ *	A revision 2 Responder also accepts revision 1, a revision 2
+ *	Initiator falls back to revision 1 when the Reply has it.
+ * @pd_len: private data length (Initiator: in the Request), 0..512, or
+ *	0..508 in revision 2, whose enhanced data takes 4 octets
  * @lsm_len: Responder only: "last streaming message" length, sent as
  *	plain TCP data before MPA waits for the Request (RFC 5044 7.1.5)
+ * @ird: revision 2: inbound RDMA Read queue depth offered, 0..0x3fff
+ * @ord: revision 2: outbound RDMA Read queue depth wanted, 0..0x3fff
  * @data: @pd_len octets of private data, then @lsm_len octets of the
  *	last streaming message
  */
@@ -51,6 +61,8 @@ struct mpa_start {
 	__u16	rev;
 	__u16	pd_len;
 	__u32	lsm_len;
+	__u16	ird;
+	__u16	ord;
 	__u8	data[];
 };
 
@@ -73,6 +85,7 @@ enum mpa_state {
 #define MPA_I_CRC		(1U << 2) /* CRCs generated and checked */
 #define MPA_I_PEER_FIN		(1U << 3) /* the peer half-closed on an FPDU boundary */
 #define MPA_I_REJECTED		(1U << 4) /* the Reply had R=1 */
+#define MPA_I_P2P		(1U << 5) /* revision 2 peer-to-peer model agreed */
 
 /**
  * struct mpa_info - state and negotiated parameters (MPA_INFO)
@@ -82,7 +95,13 @@ enum mpa_state {
  * @rev: negotiated revision
  * @error: RFC 5044 error code, 0 if none
  * @mulpdu: current MULPDU
- * @peer_pd_len: length of the peer's private data
+ * @peer_pd_len: length of the peer's private data (without the
+ *	revision 2 enhanced data)
+ * @ird: revision 2: negotiated inbound RDMA Read queue depth
+ * @ord: revision 2: negotiated outbound RDMA Read queue depth
+ * @rtr: revision 2 peer-to-peer: the RTR type agreed, MPA_F_RTR_*
+ * @peer_ird: revision 2: the IRD in the peer's frame
+ * @peer_ord: revision 2: the ORD in the peer's frame
  */
 struct mpa_info {
 	__u32	state;
@@ -92,6 +111,11 @@ struct mpa_info {
 	__u32	error;
 	__u32	mulpdu;
 	__u32	peer_pd_len;
+	__u32	ird;
+	__u32	ord;
+	__u32	rtr;
+	__u32	peer_ird;
+	__u32	peer_ord;
 };
 
 /**

@@ -18,5 +18,6 @@
 #define max_t(t, a, b) ({ t _a = (a), _b = (b); _a > _b ? _a : _b; })
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define hweight8(w)	((unsigned int)__builtin_popcount((u8)(w)))
 
 #endif /* _UNIT_COMPAT_LINUX_KERNEL_H */

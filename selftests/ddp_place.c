@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DDP placement between two DDP streams over loopback MPA, with and
+ * without markers: tagged writes of many sizes at random offsets of a
+ * registered buffer between guard areas, segment boundaries at every
+ * alignment, placement without any action of the receiving process,
+ * untagged messages on three queues, zero-length messages and STag reuse.
+ * The Initiator's stream (sa) is the Data Source unless a test says
+ * otherwise, the Responder's (sb) the Data Sink.
+ *
+ * "./ddp_place --capture-run PORT" runs a small fixed exchange over
+ * 127.0.0.1:PORT for ddp_tshark.sh and prints what it sent.
+ * Needs mpa.ko and ddp.ko loaded.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "ddp_test_util.h"
+
+#define BIG_LEN		(2U << 20)	/* the registered sink of most tests */
+#define BASE_TO		0x123456789000ULL
+
+FIXTURE(pair)
+{
+	int fds[2];	/* [0] Initiator, [1] Responder */
+	int pda, pdb;
+	int sa, sb;
+	__u32 mulpdu;
+};
+
+FIXTURE_VARIANT(pair)
+{
+	__u32 flags;
+};
+
+FIXTURE_VARIANT_ADD(pair, plain)
+{
+	.flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(pair, markers)
+{
+	.flags = MPA_F_MARKERS,
+};
+
+FIXTURE_SETUP(pair)
+{
+	struct mpa_info info;
+	socklen_t len = sizeof(info);
+
+	self->pda = -1;
+	self->pdb = -1;
+	self->sa = -1;
+	self->sb = -1;
+	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, variant->flags));
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_INFO, &info, &len));
+	if (variant->flags & MPA_F_MARKERS)
+		ASSERT_EQ(MPA_I_MARKERS_RX | MPA_I_MARKERS_TX,
+			  info.flags & (MPA_I_MARKERS_RX | MPA_I_MARKERS_TX));
+	self->mulpdu = ddp_mulpdu(self->fds[0]);
+	ASSERT_LE((__u32)MPA_MIN_MULPDU, self->mulpdu);
+	self->pda = ddp_open_pd();
+	self->pdb = ddp_open_pd();
+	ASSERT_LE(0, self->pda);
+	ASSERT_LE(0, self->pdb);
+	self->sa = ddp_bind(self->pda, self->fds[0], 3);
+	self->sb = ddp_bind(self->pdb, self->fds[1], 3);
+	ASSERT_LE(0, self->sa);
+	ASSERT_LE(0, self->sb);
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	int fds[] = { self->sa, self->sb, self->pda, self->pdb,
+		      self->fds[0], self->fds[1] };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static __u64 rx_fpdus(int sock)
+{
+	struct mpa_stats st = {};
+
+	ddp_mpa_stats(sock, &st);
+	return st.rx_fpdus;
+}
+
+/*
+ * Write @len octets of @src tagged at @to; expect the sink's DDP_EV_TAGGED
+ * with exactly these values and, if @count, exactly as many more FPDUs at
+ * the sink as segments of the MULPDU in force (it follows the TCP MSS, so
+ * it is read again for every message).
+ */
+static void tagged_write(struct __test_metadata *_metadata, struct _test_data_pair *self,
+			 const void *src, __u32 len, __u32 stag, __u64 to,
+			 __u8 rsvdulp, int count)
+{
+	__u64 before = rx_fpdus(self->fds[1]), nseg;
+	__u32 m = ddp_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
+	struct ddp_event ev;
+
+	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, len, stag, to, rsvdulp));
+	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	ASSERT_EQ(DDP_EV_TAGGED, ev.type) {
+		TH_LOG("error event %u/%u", ev.err_type, ev.err_code);
+	}
+	EXPECT_EQ(stag, ev.stag);
+	EXPECT_EQ(to, ev.to);
+	EXPECT_EQ(len, ev.len);
+	EXPECT_EQ(rsvdulp, ev.rsvdulp[0]);
+	if (!count || m + sizeof(struct ddp_tagged_hdr) != ddp_mulpdu(self->fds[0]))
+		return;
+	nseg = len ? (len + m - 1) / m : 1;
+	ddp_wait_rx_fpdus(self->fds[1], before + nseg);
+	EXPECT_EQ(nseg, rx_fpdus(self->fds[1]) - before) {
+		TH_LOG("len %u, %u octets per segment", len, m);
+	}
+}
+
+/* Sizes 1 .. 1 MiB + 7 at random offsets of one registered buffer. */
+TEST_F(pair, tagged_sizes)
+{
+	static const __u32 sizes[] = {
+		1, 2, 3, 4095, 4096, 4097, 65535, (1U << 20) + 7,
+	};
+	struct ddp_gbuf g;
+	__u8 *model, *src;
+	unsigned int i, seed = time(NULL);
+	__u32 stag;
+
+	srand(seed);
+	TH_LOG("seed %u", seed);
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, BIG_LEN, 0));
+	model = malloc(BIG_LEN);
+	src = malloc(BIG_LEN);
+	ASSERT_NE(NULL, model);
+	ASSERT_NE(NULL, src);
+	memset(model, DDP_PATTERN, BIG_LEN);
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, BIG_LEN, BASE_TO,
+			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	for (i = 0; i < ARRAY_SIZE(sizes) * 2; i++) {
+		__u32 len = sizes[i / 2];
+		/* odd rounds: flush with the end of the buffer */
+		__u32 off = i & 1 ? BIG_LEN - len : rand() % (BIG_LEN - len + 1);
+
+		ddp_fill(src, len, i + seed);
+		tagged_write(_metadata, self, src, len, stag, BASE_TO + off, i, 1);
+		memcpy(model + off, src, len);
+		ASSERT_EQ(0, memcmp(g.buf, model, BIG_LEN)) {
+			TH_LOG("len %u at offset %u", len, off);
+		}
+		ASSERT_EQ(-1, ddp_gbuf_guards(&g));
+	}
+	free(model);
+	free(src);
+	ddp_gbuf_free(&g);
+}
+
+TEST_F_TIMEOUT(pair, tagged_16mib, 120)
+{
+	const __u32 len = 16U << 20;
+	struct ddp_gbuf g;
+	long long t0;
+	__u8 *src;
+	__u32 stag;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, len + 4096, 0));
+	src = malloc(len);
+	ASSERT_NE(NULL, src);
+	ddp_fill(src, len, 16);
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, g.len, 0,
+			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	t0 = ddp_now_ms();
+	tagged_write(_metadata, self, src, len, stag, 1234, 0x40, 1);
+	TH_LOG("16 MiB in %lld ms", ddp_now_ms() - t0);
+	EXPECT_EQ(-1, ddp_find_not(g.buf, 1234, DDP_PATTERN));
+	EXPECT_EQ(0, memcmp(g.buf + 1234, src, len));
+	EXPECT_EQ(-1, ddp_find_not(g.buf + 1234 + len, 4096 - 1234, DDP_PATTERN));
+	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	free(src);
+	ddp_gbuf_free(&g);
+}
+
+/* Lengths around one and two segments, at offsets 0..7 of the buffer. */
+TEST_F(pair, segment_boundaries)
+{
+	struct ddp_gbuf g;
+	unsigned int i, off;
+	__u8 *model, *src;
+	__u32 stag, m, blen, lens[6];
+
+	/* one message first: the MSS, hence the MULPDU, settles */
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+			     self->sb, &stag));
+	tagged_write(_metadata, self, g.buf + 2048, 1000, stag, 0, 0x40, 0);
+	ASSERT_EQ(0, ddp_invalidate(self->pdb, stag));
+	ddp_gbuf_free(&g);
+	m = ddp_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
+	TH_LOG("MULPDU %u at setup, %u now", self->mulpdu, m + 14);
+	blen = 3 * m + 64;
+	for (i = 0; i < 6; i++)	/* m - 1, m, m + 1, 2m - 1, 2m, 2m + 1 */
+		lens[i] = (i / 3 + 1) * m + i % 3 - 1;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, blen, 0));
+	model = malloc(blen);
+	src = malloc(blen);
+	ASSERT_NE(NULL, model);
+	ASSERT_NE(NULL, src);
+	memset(model, DDP_PATTERN, blen);
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, blen, 0, DDP_ACCESS_REMOTE_WRITE,
+			     self->sb, &stag));
+	for (off = 0; off < 8; off++) {
+		for (i = 0; i < ARRAY_SIZE(lens); i++) {
+			ddp_fill(src, lens[i], off * 16 + i);
+			tagged_write(_metadata, self, src, lens[i], stag, off, 0x40, 1);
+			memcpy(model + off, src, lens[i]);
+			ASSERT_EQ(0, memcmp(g.buf, model, blen)) {
+				TH_LOG("len %u at offset %u", lens[i], off);
+			}
+		}
+	}
+	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	free(model);
+	free(src);
+	ddp_gbuf_free(&g);
+}
+
+struct shared_ctl {
+	__u32 stag;
+	int ready;	/* set last, with __atomic_store_n() */
+};
+
+/*
+ * The sink buffer is registered by a child that then sleeps: the data
+ * appears in the shared memory while no process of the sink side runs.
+ */
+TEST_F(pair, placement_without_the_receiver)
+{
+	const __u32 len = 256 << 10;
+	struct shared_ctl *ctl;
+	struct ddp_event ev;
+	struct ddp_gbuf g;
+	long long end;
+	char path[64], st[512];
+	__u8 *src;
+	pid_t pid;
+	FILE *f;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, len, 1));
+	ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	src = malloc(len);
+	ASSERT_NE(NULL, src);
+	ddp_fill(src, len, 99);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		__u32 stag;
+
+		if (ddp_reg(self->pdb, g.buf, len, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag))
+			_exit(1);
+		ctl->stag = stag;
+		__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
+		for (;;)
+			sleep(60);
+	}
+	end = ddp_now_ms() + DDP_TMO_MS;
+	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE) && ddp_now_ms() < end)
+		usleep(1000);
+	ASSERT_EQ(1, ctl->ready);
+	/* the child sleeps in nanosleep: state S */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	usleep(100000);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(st, sizeof(st), f));
+	fclose(f);
+	EXPECT_EQ('S', strrchr(st, ')')[2]);
+
+	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, len, ctl->stag, 0, 0x40));
+	/* nobody reads sb: watch the shared memory */
+	while (memcmp(g.buf, src, len) && ddp_now_ms() < end)
+		usleep(1000);
+	EXPECT_EQ(0, memcmp(g.buf, src, len));
+	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
+	EXPECT_EQ(ctl->stag, ev.stag);
+	EXPECT_EQ(len, ev.len);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(src);
+	munmap(ctl, 4096);
+	ddp_gbuf_free(&g);
+}
+
+#define UQ_N	4	/* messages per queue */
+
+/* Untagged messages on queues 0, 1 and 2, interleaved. */
+TEST_F(pair, untagged_three_queues)
+{
+	struct ddp_gbuf g[3][UQ_N];
+	__u32 blen = 2 * self->mulpdu + 100;
+	__u32 lens[3][UQ_N];
+	__u32 next[3] = { 1, 1, 1 }, got[3] = {};
+	struct ddp_event ev;
+	__u8 *src;
+	int i, q, k;
+
+	src = malloc(blen);
+	ASSERT_NE(NULL, src);
+	for (q = 0; q < 3; q++)
+		for (i = 0; i < UQ_N; i++) {
+			__u32 choice[] = { 0, 1, self->mulpdu - 18, 2 * self->mulpdu + 3 };
+
+			lens[q][i] = choice[(q + i) % UQ_N];
+			ASSERT_EQ(0, ddp_gbuf_alloc(&g[q][i], blen, 0));
+			ASSERT_EQ(0, ddp_post(self->sb, g[q][i].buf, blen, q,
+					      q * 100 + i));
+		}
+	/* message i of queue q is sent in round i, queues in a rotating order */
+	for (i = 0; i < UQ_N; i++)
+		for (k = 0; k < 3; k++) {
+			__u8 rsv[5] = { 0x43, q = (i + k) % 3, i, 0xee, 0x5a };
+
+			ddp_fill(src, lens[q][i], q * 10 + i);
+			ASSERT_EQ(0, ddp_send_untagged(self->sa, src, lens[q][i], q, rsv));
+		}
+	for (k = 0; k < 3 * UQ_N; k++) {
+		ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+		ASSERT_EQ(DDP_EV_RECV, ev.type);
+		ASSERT_GT(3U, ev.qn);
+		q = ev.qn;
+		i = got[q]++;
+		ASSERT_GT(UQ_N, i);
+		EXPECT_EQ(next[q], ev.msn);
+		next[q]++;
+		EXPECT_EQ((__u64)(q * 100 + i), ev.cookie);
+		EXPECT_EQ(lens[q][i], ev.len);
+		EXPECT_EQ(0x43, ev.rsvdulp[0]);
+		EXPECT_EQ(q, ev.rsvdulp[1]);
+		EXPECT_EQ(i, ev.rsvdulp[2]);
+		EXPECT_EQ(0xee, ev.rsvdulp[3]);
+		EXPECT_EQ(0x5a, ev.rsvdulp[4]);
+		ddp_fill(src, lens[q][i], q * 10 + i);
+		EXPECT_EQ(0, memcmp(g[q][i].buf, src, lens[q][i]));
+		EXPECT_EQ(-1, ddp_find_not(g[q][i].buf + lens[q][i],
+					   blen - lens[q][i], DDP_PATTERN));
+		EXPECT_EQ(-1, ddp_gbuf_guards(&g[q][i]));
+	}
+	EXPECT_EQ(0, ddp_event(self->sb, &ev, 100));
+	for (q = 0; q < 3; q++)
+		for (i = 0; i < UQ_N; i++)
+			ddp_gbuf_free(&g[q][i]);
+	free(src);
+}
+
+/* Both ways: the Responder may send once it has received an FPDU. */
+TEST_F(pair, untagged_both_ways)
+{
+	static const __u8 rsv[5] = { 0x43, 0, 0, 0, 0 };
+	struct ddp_event ev;
+	struct ddp_gbuf ga, gb;
+	const char *ma = "from the Initiator", *mb = "from the Responder!";
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&ga, 64, 0));
+	ASSERT_EQ(0, ddp_gbuf_alloc(&gb, 64, 0));
+	ASSERT_EQ(0, ddp_post(self->sa, ga.buf, 64, 0, 0xa));
+	ASSERT_EQ(0, ddp_post(self->sb, gb.buf, 64, 0, 0xb));
+	ASSERT_EQ(0, ddp_send_untagged(self->sa, ma, strlen(ma), 0, rsv));
+	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_RECV, ev.type);
+	EXPECT_EQ(0xbULL, ev.cookie);
+	EXPECT_EQ(strlen(ma), ev.len);
+	EXPECT_EQ(0, memcmp(gb.buf, ma, strlen(ma)));
+	ASSERT_EQ(0, ddp_send_untagged(self->sb, mb, strlen(mb), 0, rsv));
+	ASSERT_EQ(1, ddp_event(self->sa, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_RECV, ev.type);
+	EXPECT_EQ(0xaULL, ev.cookie);
+	EXPECT_EQ(1U, ev.msn);
+	EXPECT_EQ(strlen(mb), ev.len);
+	EXPECT_EQ(0, memcmp(ga.buf, mb, strlen(mb)));
+	ddp_gbuf_free(&ga);
+	ddp_gbuf_free(&gb);
+}
+
+TEST_F(pair, zero_length_messages)
+{
+	static const __u8 rsv[5] = { 0x43, 9, 8, 7, 6 };
+	struct ddp_event ev;
+	struct ddp_gbuf g, r;
+	__u32 stag;
+	__u8 x = 0x11;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, ddp_gbuf_alloc(&r, 64, 0));
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &stag));
+	/* STag and TO of a zero-length tagged message are not checked */
+	tagged_write(_metadata, self, NULL, 0, 0xdeadbe00, ~0ULL, 0x40, 1);
+	tagged_write(_metadata, self, &x, 0, stag, 4096, 0x41, 1);
+	ASSERT_EQ(0, ddp_post(self->sb, r.buf, 64, 2, 77));
+	ASSERT_EQ(0, ddp_send_untagged(self->sa, &x, 0, 2, rsv));
+	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_RECV, ev.type);
+	EXPECT_EQ(2U, ev.qn);
+	EXPECT_EQ(1U, ev.msn);
+	EXPECT_EQ(0U, ev.len);
+	EXPECT_EQ(77ULL, ev.cookie);
+	EXPECT_EQ(0, memcmp(ev.rsvdulp, rsv, 5));
+	EXPECT_EQ(-1, ddp_find_not(r.map, r.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
+	/* the stream still works */
+	tagged_write(_metadata, self, &x, 1, stag, 4095, 0x40, 1);
+	EXPECT_EQ(0x11, g.buf[4095]);
+	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	ddp_gbuf_free(&g);
+	ddp_gbuf_free(&r);
+}
+
+TEST_F(pair, stag_reuse_after_invalidation)
+{
+	struct ddp_event ev;
+	struct ddp_gbuf g;
+	__u32 s1, s2;
+	__u8 src[100];
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &s1));
+	ddp_fill(src, sizeof(src), 1);
+	tagged_write(_metadata, self, src, sizeof(src), s1, 0, 0x40, 1);
+	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
+	ASSERT_EQ(0, ddp_invalidate(self->pdb, s1));
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &s2));
+	EXPECT_NE(s1, s2);
+	memset(g.buf, DDP_PATTERN, 4096);
+	ddp_fill(src, sizeof(src), 2);
+	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, sizeof(src), s1, 0, 0x40));
+	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_ERROR, ev.type);
+	EXPECT_EQ(DDP_ETYPE_TAGGED, ev.err_type);
+	EXPECT_EQ(DDP_ECODE_T_INVALID_STAG, ev.err_code);
+	EXPECT_EQ(s1, ev.stag);
+	EXPECT_EQ(14U + sizeof(src), ev.len);
+	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
+	ddp_gbuf_free(&g);
+}
+
+/*
+ * RFC 5041 section 8.3 / RFC 5040: an STag that was invalidated must not
+ * name the next registration. Every re-registration of the same memory
+ * (same index) must get a new key.
+ */
+TEST_F(pair, stag_key_changes_with_every_registration)
+{
+	struct ddp_gbuf g;
+	__u32 prev, stag;
+	int i, same = 0;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &prev));
+	for (i = 0; i < 64; i++) {
+		ASSERT_EQ(0, ddp_invalidate(self->pdb, prev));
+		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
+				     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+		if (stag == prev) {
+			TH_LOG("round %d: STag 0x%08x handed out again", i, stag);
+			same++;
+		}
+		prev = stag;
+	}
+	EXPECT_EQ(0, same);
+	ddp_gbuf_free(&g);
+}
+
+/* ---- --capture-run PORT: a fixed exchange for ddp_tshark.sh ---- */
+
+static int capture_pair(int port, int fds[2])
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int one = 1, l;
+
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0)
+		return -1;
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		goto err;
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	if (fds[0] < 0 || connect(fds[0], (struct sockaddr *)&a, sizeof(a)))
+		goto err;
+	fds[1] = accept(l, NULL, NULL);
+	if (fds[1] < 0)
+		goto err;
+	close(l);
+	if (mpa_test_set_ulp(fds[0]) || mpa_test_set_ulp(fds[1]) ||
+	    ddp_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0) ||
+	    ddp_mpa_start(fds[0], MPA_ROLE_INITIATOR, 0) ||
+	    ddp_mpa_accept(fds[1]) || ddp_mpa_wait_full(fds[0]))
+		return -1;
+	return 0;
+err:
+	close(l);
+	return -1;
+}
+
+static int capture_expect(int sfd, __u16 type)
+{
+	struct ddp_event ev;
+
+	if (ddp_event(sfd, &ev, DDP_TMO_MS) != 1 || ev.type != type) {
+		fprintf(stderr, "capture-run: no event %u\n", type);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Initiator -> Responder: an RDMA Write (tagged, RsvdULP 0x40) of 70000
+ * octets, cut into several segments, then two Sends (untagged, QN 0,
+ * RsvdULP 0x43 00000000) of 50 and 60 octets; Responder -> Initiator: one
+ * Send of 70 octets. Prints the values for the script to compare.
+ */
+static int capture_run(int port)
+{
+	static const __u8 send_rsv[5] = { 0x43, 0, 0, 0, 0 };
+	static __u8 data[70000], rb[3][256], sink[80000];
+	int fds[2], pda, pdb, sa, sb;
+	__u32 stag, maxp;
+	__u64 to = 0x1000 + 5;
+
+	ddp_fill(data, sizeof(data), 3);
+	if (capture_pair(port, fds))
+		return 1;
+	pda = ddp_open_pd();
+	pdb = ddp_open_pd();
+	sa = ddp_bind(pda, fds[0], 0);
+	sb = ddp_bind(pdb, fds[1], 0);
+	if (sa < 0 || sb < 0 ||
+	    ddp_reg(pdb, sink, sizeof(sink), 0x1000, DDP_ACCESS_REMOTE_WRITE, -1, &stag) ||
+	    ddp_post(sb, rb[0], 256, 0, 1) || ddp_post(sb, rb[1], 256, 0, 2) ||
+	    ddp_post(sa, rb[2], 256, 0, 3))
+		return 1;
+	maxp = ddp_mulpdu(fds[0]) - 14;
+	printf("stag 0x%08x\nto 0x%llx\nmaxp %u\nwrite %zu\n", stag,
+	       (unsigned long long)to, maxp, sizeof(data));
+	if (ddp_send_tagged(sa, data, sizeof(data), stag, to, 0x40) ||
+	    capture_expect(sb, DDP_EV_TAGGED) ||
+	    memcmp(sink + 5, data, sizeof(data)) ||
+	    ddp_send_untagged(sa, data, 50, 0, send_rsv) ||
+	    ddp_send_untagged(sa, data, 60, 0, send_rsv) ||
+	    capture_expect(sb, DDP_EV_RECV) || capture_expect(sb, DDP_EV_RECV) ||
+	    ddp_send_untagged(sb, data, 70, 0, send_rsv) ||
+	    capture_expect(sa, DDP_EV_RECV))
+		return 1;
+	close(sa);
+	close(sb);
+	close(pda);
+	close(pdb);
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--capture-run"))
+		return capture_run(atoi(argv[2]));
+	return test_harness_run(argc, argv);
+}

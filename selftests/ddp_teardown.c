@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DDP teardown: the stream, PD and socket file descriptors of both ends
+ * closed in many orders while a thread keeps a tagged transfer running,
+ * a process killed in the middle of a transfer, STags invalidated under
+ * traffic, pinned memory given back (VmLck), no growth of unreclaimable
+ * slab over many cycles, and the modules can be unloaded afterwards.
+ *
+ * Posted buffers come back as DDP_EV_FLUSH in ddp_stream_release(), but
+ * for a /dev/ddp stream that happens when its file is released: the event
+ * ring goes with it, so user space cannot read them. What it can see is
+ * that the pinned pages are given back: VmLck in /proc/self/status.
+ *
+ * The kernel log is checked for BUG/WARNING by the VM runner.
+ * Environment: MPA_KO and DDP_KO, the modules to load again after the
+ * unload test (set by run_tests.sh); without them that test is skipped.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "ddp_test_util.h"
+
+#define XFER_LEN	(1024 * 1024)
+
+enum { SA, SB, PDA, PDB, SOCKA, SOCKB, NFD };
+
+struct xfer {
+	int sa;
+	__u32 stag;
+	const __u8 *src;
+	int sends;	/* __atomic_* */
+	int err;	/* __atomic_* */
+};
+
+static int sends(struct xfer *x)
+{
+	return __atomic_load_n(&x->sends, __ATOMIC_RELAXED);
+}
+
+static int failed(struct xfer *x)
+{
+	return __atomic_load_n(&x->err, __ATOMIC_RELAXED);
+}
+
+static void *sender(void *arg)
+{
+	struct xfer *x = arg;
+
+	/* until a close makes it fail: EBADF, EPIPE, ECONNRESET, ... */
+	for (;;) {
+		if (ddp_send_tagged(x->sa, x->src, XFER_LEN, x->stag, 0, 0x40)) {
+			__atomic_store_n(&x->err, errno, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		__atomic_add_fetch(&x->sends, 1, __ATOMIC_RELAXED);
+	}
+}
+
+FIXTURE(xfer)
+{
+	int fd[NFD];
+	struct ddp_gbuf sink;
+	struct ddp_gbuf rb[4];
+	__u8 *src;
+	struct xfer x;
+	pthread_t th;
+	int running;
+};
+
+FIXTURE_VARIANT(xfer)
+{
+	int order[NFD];
+};
+
+FIXTURE_VARIANT_ADD(xfer, sink_first)
+{
+	.order = { SB, PDB, SOCKB, SA, PDA, SOCKA },
+};
+
+FIXTURE_VARIANT_ADD(xfer, source_first)
+{
+	.order = { SA, PDA, SOCKA, SB, PDB, SOCKB },
+};
+
+FIXTURE_VARIANT_ADD(xfer, sockets_first)
+{
+	.order = { SOCKA, SOCKB, SA, SB, PDA, PDB },
+};
+
+FIXTURE_VARIANT_ADD(xfer, pds_first)
+{
+	.order = { PDA, PDB, SA, SB, SOCKA, SOCKB },
+};
+
+FIXTURE_VARIANT_ADD(xfer, streams_first)
+{
+	.order = { SA, SB, SOCKA, SOCKB, PDA, PDB },
+};
+
+FIXTURE_VARIANT_ADD(xfer, reverse_of_setup)
+{
+	.order = { SOCKB, SOCKA, PDB, PDA, SB, SA },
+};
+
+FIXTURE_VARIANT_ADD(xfer, sink_pd_before_its_stream)
+{
+	.order = { PDB, SB, SOCKB, PDA, SA, SOCKA },
+};
+
+FIXTURE_VARIANT_ADD(xfer, sink_socket_first)
+{
+	.order = { SOCKB, SB, PDB, SOCKA, SA, PDA },
+};
+
+FIXTURE_VARIANT_ADD(xfer, source_socket_then_sink_stream)
+{
+	.order = { SOCKA, SB, SA, PDB, SOCKB, PDA },
+};
+
+FIXTURE_SETUP(xfer)
+{
+	int i, fds[2];
+
+	for (i = 0; i < NFD; i++)
+		self->fd[i] = -1;
+	self->running = 0;
+	signal(SIGPIPE, SIG_IGN);
+	ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
+	self->fd[SOCKA] = fds[0];
+	self->fd[SOCKB] = fds[1];
+	self->fd[PDA] = ddp_open_pd();
+	self->fd[PDB] = ddp_open_pd();
+	ASSERT_LE(0, self->fd[PDA]);
+	ASSERT_LE(0, self->fd[PDB]);
+	self->fd[SA] = ddp_bind(self->fd[PDA], fds[0], 2);
+	self->fd[SB] = ddp_bind(self->fd[PDB], fds[1], 2);
+	ASSERT_LE(0, self->fd[SA]);
+	ASSERT_LE(0, self->fd[SB]);
+	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, XFER_LEN, 0));
+	ASSERT_EQ(0, ddp_reg(self->fd[PDB], self->sink.buf, XFER_LEN, 0,
+			     DDP_ACCESS_REMOTE_WRITE, -1, &self->x.stag));
+	/* posted buffers on both ends, to be flushed */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, ddp_gbuf_alloc(&self->rb[i], 8192, 0));
+		ASSERT_EQ(0, ddp_post(self->fd[i & 1 ? SB : SA], self->rb[i].buf,
+				      8192, i & 1, i));
+	}
+	self->src = malloc(XFER_LEN);
+	ASSERT_NE(NULL, self->src);
+	ddp_fill(self->src, XFER_LEN, 1);
+	self->x.sa = self->fd[SA];
+	self->x.src = self->src;
+	self->x.sends = 0;
+	self->x.err = 0;
+}
+
+FIXTURE_TEARDOWN(xfer)
+{
+	int i;
+
+	for (i = 0; i < NFD; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+	if (self->running)
+		pthread_join(self->th, NULL);
+	for (i = 0; i < 4; i++)
+		ddp_gbuf_free(&self->rb[i]);
+	ddp_gbuf_free(&self->sink);
+	free(self->src);
+}
+
+static void start_and_wait(struct __test_metadata *_metadata, struct _test_data_xfer *self)
+{
+	long long end = ddp_now_ms() + DDP_TMO_MS;
+
+	ASSERT_EQ(0, pthread_create(&self->th, NULL, sender, &self->x));
+	self->running = 1;
+	while (sends(&self->x) < 2 && !failed(&self->x) && ddp_now_ms() < end)
+		usleep(1000);
+	ASSERT_LE(2, sends(&self->x)) {
+		TH_LOG("sender: %d sends, error %d", self->x.sends, self->x.err);
+	}
+}
+
+static void join_sender(struct __test_metadata *_metadata, struct _test_data_xfer *self)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 20;
+	ASSERT_EQ(0, pthread_timedjoin_np(self->th, NULL, &ts)) {
+		TH_LOG("the sender is stuck after every fd was closed");
+	}
+	self->running = 0;
+	TH_LOG("%d MiB sent, then errno %d", self->x.sends, self->x.err);
+	EXPECT_NE(0, self->x.err);
+	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
+}
+
+TEST_F(xfer, close_all_during_transfer)
+{
+	int i;
+
+	start_and_wait(_metadata, self);
+	for (i = 0; i < NFD; i++) {
+		int k = variant->order[i];
+
+		ASSERT_EQ(0, close(self->fd[k]));
+		self->fd[k] = -1;
+		usleep(20000);
+	}
+	join_sender(_metadata, self);
+}
+
+/* Invalidate the sink's STag under traffic: an error, never a crash. */
+TEST_F(xfer, invalidate_during_transfer)
+{
+	struct ddp_event ev;
+	long long end;
+	int i;
+
+	start_and_wait(_metadata, self);
+	ASSERT_EQ(0, ddp_invalidate(self->fd[PDB], self->x.stag));
+	end = ddp_now_ms() + DDP_TMO_MS;
+	do {
+		ASSERT_EQ(1, ddp_event(self->fd[SB], &ev, DDP_TMO_MS));
+	} while (ev.type == DDP_EV_TAGGED && ddp_now_ms() < end);
+	EXPECT_EQ(DDP_EV_ERROR, ev.type);
+	EXPECT_EQ(DDP_ETYPE_TAGGED, ev.err_type);
+	EXPECT_EQ(DDP_ECODE_T_INVALID_STAG, ev.err_code);
+	EXPECT_EQ(self->x.stag, ev.stag);
+	for (i = 0; i < NFD; i++) {
+		int k = variant->order[i];
+
+		close(self->fd[k]);
+		self->fd[k] = -1;
+	}
+	join_sender(_metadata, self);
+}
+
+/* A child sets up both ends and transfers; it is killed mid-transfer. */
+TEST(kill_process_during_transfer)
+{
+	int round;
+
+	for (round = 0; round < 4; round++) {
+		int p[2], st;
+		pid_t pid;
+		char c;
+
+		ASSERT_EQ(0, pipe(p));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			FIXTURE_DATA(xfer) d = {};
+			int fds[2], i;
+
+			if (ddp_mpa_connect(fds, AF_INET, round & 1 ? MPA_F_MARKERS : 0))
+				_exit(1);
+			d.fd[PDA] = ddp_open_pd();
+			d.fd[PDB] = ddp_open_pd();
+			d.fd[SA] = ddp_bind(d.fd[PDA], fds[0], 2);
+			d.fd[SB] = ddp_bind(d.fd[PDB], fds[1], 2);
+			if (d.fd[SA] < 0 || d.fd[SB] < 0 ||
+			    ddp_gbuf_alloc(&d.sink, XFER_LEN, 0) ||
+			    ddp_reg(d.fd[PDB], d.sink.buf, XFER_LEN, 0,
+				    DDP_ACCESS_REMOTE_WRITE, round & 2 ? d.fd[SB] : -1,
+				    &d.x.stag))
+				_exit(1);
+			for (i = 0; i < 4; i++)
+				if (ddp_gbuf_alloc(&d.rb[i], 4096, 0) ||
+				    ddp_post(d.fd[SB], d.rb[i].buf, 4096, i & 1, i))
+					_exit(1);
+			d.src = malloc(XFER_LEN);
+			if (!d.src)
+				_exit(1);
+			d.x.sa = d.fd[SA];
+			d.x.src = d.src;
+			if (pthread_create(&d.th, NULL, sender, &d.x))
+				_exit(1);
+			while (sends(&d.x) < 1)
+				if (failed(&d.x))
+					_exit(1);
+				else
+					usleep(1000);
+			if (write(p[1], "r", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		close(p[1]);
+		ASSERT_EQ(1, read(p[0], &c, 1));
+		close(p[0]);
+		usleep(50000 * round);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st));
+		EXPECT_EQ(SIGKILL, WTERMSIG(st));
+	}
+}
+
+/* kB of locked memory charged to this process */
+static long vmlck_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Registered and posted buffers are pinned and charged to VmLck; closing
+ * the stream gives back its posted buffers and the STags bound to it,
+ * closing the PD the PD-wide ones.
+ */
+TEST(pinned_memory_given_back)
+{
+	struct ddp_gbuf mr, own, rb[8];
+	int fds[2], pd, s, i;
+	long base, kb;
+	__u32 stag, ostag;
+
+	ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
+	pd = ddp_open_pd();
+	ASSERT_LE(0, pd);
+	s = ddp_bind(pd, fds[1], 3);
+	ASSERT_LE(0, s);
+	base = vmlck_kb();
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, ddp_gbuf_alloc(&mr, 1 << 20, 0));
+	ASSERT_EQ(0, ddp_gbuf_alloc(&own, 256 << 10, 0));
+	ASSERT_EQ(0, ddp_reg(pd, mr.buf, 1 << 20, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	EXPECT_EQ(base + 1024, vmlck_kb());
+	ASSERT_EQ(0, ddp_reg(pd, own.buf, 256 << 10, 0, DDP_ACCESS_REMOTE_WRITE, s,
+			     &ostag));
+	EXPECT_EQ(base + 1024 + 256, vmlck_kb());
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, ddp_gbuf_alloc(&rb[i], 64 << 10, 0));
+		ASSERT_EQ(0, ddp_post(s, rb[i].buf, 64 << 10, i % 3, i));
+	}
+	kb = vmlck_kb();
+	EXPECT_EQ(base + 1024 + 256 + 512, kb);
+	/* the stream: posted buffers and the STag bound to it */
+	ASSERT_EQ(0, close(s));
+	EXPECT_EQ(base + 1024, vmlck_kb());
+	EXPECT_EQ(-1, ddp_invalidate(pd, ostag));
+	EXPECT_EQ(ENOENT, errno);
+	/* the PD-wide STag lives as long as the PD */
+	ASSERT_EQ(0, close(pd));
+	EXPECT_EQ(base, vmlck_kb());
+	close(fds[0]);
+	close(fds[1]);
+	for (i = 0; i < 8; i++)
+		ddp_gbuf_free(&rb[i]);
+	ddp_gbuf_free(&mr);
+	ddp_gbuf_free(&own);
+}
+
+/* One full life: connect, bind, register, post, write, close. */
+static int one_cycle(__u8 *buf, int order)
+{
+	int fds[2], pda, pdb, sa, sb, ret = -1;
+	struct ddp_event ev;
+	__u32 stag;
+
+	if (ddp_mpa_connect(fds, AF_INET, 0))
+		return -1;
+	pda = ddp_open_pd();
+	pdb = ddp_open_pd();
+	sa = ddp_bind(pda, fds[0], 3);
+	sb = ddp_bind(pdb, fds[1], 3);
+	if (sa >= 0 && sb >= 0 &&
+	    !ddp_reg(pdb, buf, 8192, 0, DDP_ACCESS_REMOTE_WRITE, order & 1 ? sb : -1,
+		     &stag) &&
+	    !ddp_post(sb, buf + 8192, 4096, 0, 1) &&
+	    !ddp_post(sa, buf + 12288, 4096, 2, 2) &&
+	    !ddp_send_tagged(sa, buf + 16384, 4096, stag, 100, 0x40) &&
+	    ddp_event(sb, &ev, DDP_TMO_MS) == 1 && ev.type == DDP_EV_TAGGED)
+		ret = 0;
+	if (order & 2) {
+		close(fds[0]);
+		close(fds[1]);
+		close(pda);
+		close(pdb);
+		close(sa);
+		close(sb);
+	} else {
+		close(sb);
+		close(sa);
+		close(pdb);
+		close(pda);
+		close(fds[1]);
+		close(fds[0]);
+	}
+	return ret;
+}
+
+static long meminfo_kb(const char *name)
+{
+	char line[256], fmt[64];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	snprintf(fmt, sizeof(fmt), "%s: %%ld kB", name);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+#define CYCLES	200
+
+/*
+ * A leak of a stream's event ring alone (72 KiB) would be 14 MiB over the
+ * cycles; allow 4 MiB of noise (sockets in TIME_WAIT, RCU, caches).
+ */
+FIXTURE(cycles)
+{
+	struct ddp_gbuf g;
+};
+
+FIXTURE_SETUP(cycles)
+{
+	ASSERT_EQ(0, ddp_gbuf_alloc(&self->g, 20480, 0));
+}
+
+FIXTURE_TEARDOWN(cycles)
+{
+	ddp_gbuf_free(&self->g);
+}
+
+TEST_F_TIMEOUT(cycles, no_slab_growth, 180)
+{
+	long su0, su1, free0, free1, t0;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, one_cycle(self->g.buf, i));
+	usleep(500000);
+	su0 = meminfo_kb("SUnreclaim");
+	free0 = meminfo_kb("MemFree");
+	t0 = ddp_now_ms();
+	for (i = 0; i < CYCLES; i++)
+		ASSERT_EQ(0, one_cycle(self->g.buf, i)) {
+			TH_LOG("cycle %d", i);
+		}
+	usleep(1000000);
+	su1 = meminfo_kb("SUnreclaim");
+	free1 = meminfo_kb("MemFree");
+	TH_LOG("%d cycles in %lld ms: SUnreclaim %+ld kB, MemFree %+ld kB",
+	       CYCLES, ddp_now_ms() - t0, su1 - su0, free1 - free0);
+	EXPECT_GT(4096, su1 - su0);
+}
+
+static int module_loaded(const char *name)
+{
+	char line[256];
+	size_t n = strlen(name);
+	int found = 0;
+	FILE *f = fopen("/proc/modules", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ' ')
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* Unload, retrying while closed sockets finish their destruction. */
+static int unload_wait(const char *name)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (!syscall(__NR_delete_module, name, O_NONBLOCK))
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EAGAIN)
+			return -errno;
+		usleep(10000);
+	}
+	return -errno;
+}
+
+static int load(const char *env)
+{
+	const char *ko = getenv(env);
+	int fd, ret;
+
+	if (!ko)
+		return -1;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Last: after all of the above, nothing holds a reference on the
+ * modules. They are loaded again for the tests that follow.
+ */
+FIXTURE(modules)
+{
+};
+
+FIXTURE_SETUP(modules)
+{
+}
+
+FIXTURE_TEARDOWN(modules)
+{
+}
+
+/* a fixture of its own, defined last, so that it runs after all others */
+TEST_F(modules, unload_after_teardown)
+{
+	int rd, rm;
+
+	if (!getenv("MPA_KO") || !getenv("DDP_KO"))
+		SKIP(return, "MPA_KO and DDP_KO not set");
+	if (!module_loaded("ddp") || !module_loaded("mpa"))
+		SKIP(return, "the modules are not loaded");
+	rd = unload_wait("ddp");
+	rm = rd ? -1 : unload_wait("mpa");
+	if (!module_loaded("mpa"))
+		EXPECT_EQ(0, load("MPA_KO"));
+	if (!module_loaded("ddp"))
+		EXPECT_EQ(0, load("DDP_KO"));
+	EXPECT_EQ(0, rd);
+	EXPECT_EQ(0, rm);
+	EXPECT_EQ(1, module_loaded("mpa"));
+	EXPECT_EQ(1, module_loaded("ddp"));
+}
+
+TEST_HARNESS_MAIN

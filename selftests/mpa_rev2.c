@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA revision 2 (RFC 6581): enhanced connection data (IRD, ORD, the
+ * peer-to-peer flag and the RTR types) in both roles, fallback to
+ * revision 1, and malformed revision 2 frames. Needs mpa.ko loaded.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/mpa.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+
+struct v2_start {
+	__u32 role, flags;
+	__u16 rev, ird, ord;
+	const char *pd;
+};
+
+static int v2_start(int fd, const struct v2_start *a)
+{
+	__u16 pd_len = a->pd ? strlen(a->pd) : 0;
+	struct mpa_start *s = calloc(1, sizeof(*s) + pd_len);
+	int ret;
+
+	if (!s)
+		return -1;
+	s->role = a->role;
+	s->flags = a->flags;
+	s->rev = a->rev;
+	s->ird = a->ird;
+	s->ord = a->ord;
+	s->pd_len = pd_len;
+	memcpy(s->data, a->pd, pd_len);
+	ret = setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + pd_len);
+	free(s);
+	return ret;
+}
+
+static struct mpa_info v2_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+/* wait until @fd leaves the startup states, at most 5 s */
+static __u32 v2_wait_state(int fd, __u32 from)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		__u32 st = v2_info(fd).state;
+
+		if (st != from)
+			return st;
+		usleep(10000);
+	}
+	return from;
+}
+
+static int v2_read_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 5000) != 1)
+			return -1;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
+}
+
+FIXTURE(pair)
+{
+	int fds[2];	/* [0] Initiator, [1] Responder */
+};
+
+FIXTURE_SETUP(pair)
+{
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	close(self->fds[0]);
+	close(self->fds[1]);
+}
+
+/* start both ends, the Responder accepts; returns the Responder's accept result */
+static int v2_connect(int fds[2], const struct v2_start *ini, const struct v2_start *rsp,
+		      const char *reply_pd)
+{
+	struct pollfd p = { .fd = fds[1], .events = POLLIN };
+	int ret;
+
+	if (v2_start(fds[1], rsp) || v2_start(fds[0], ini))
+		return -100;
+	if (poll(&p, 1, 5000) != 1 || v2_info(fds[1]).state != MPA_S_REQ_RCVD)
+		return -101;
+	ret = setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, reply_pd,
+			 reply_pd ? strlen(reply_pd) : 0);
+	if (ret)
+		return ret;
+	return v2_wait_state(fds[0], MPA_S_REQ_SENT) == MPA_S_FULL ? 0 : -102;
+}
+
+TEST_F(pair, ird_ord_swap_and_lower)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, 0, 2, 4, 8, "hello" };
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 16, 2, NULL };
+	char pd[16] = {};
+	socklen_t len = sizeof(pd);
+	struct mpa_info i, r;
+
+	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, "world"));
+	i = v2_info(self->fds[0]);
+	r = v2_info(self->fds[1]);
+	EXPECT_EQ(2, i.rev);
+	EXPECT_EQ(2, r.rev);
+	/* Reply IRD = min(16, Request ORD 8), Reply ORD = min(2, Request IRD 4) */
+	EXPECT_EQ(8, r.ird);
+	EXPECT_EQ(2, r.ord);
+	EXPECT_EQ(4, r.peer_ird);
+	EXPECT_EQ(8, r.peer_ord);
+	/* Initiator ORD = min(8, Reply IRD 8) */
+	EXPECT_EQ(4, i.ird);
+	EXPECT_EQ(8, i.ord);
+	EXPECT_EQ(0, i.flags & MPA_I_P2P);
+	EXPECT_EQ(0, i.rtr);
+	/* the private data does not show the enhanced data */
+	EXPECT_EQ(5, r.peer_pd_len);
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, pd, &len));
+	EXPECT_EQ(5, len);
+	EXPECT_EQ(0, memcmp(pd, "hello", 5));
+	len = sizeof(pd);
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, pd, &len));
+	EXPECT_EQ(5, len);
+	EXPECT_EQ(0, memcmp(pd, "world", 5));
+	/* and FPDUs flow: the Initiator first (the RTR role), then back */
+	ASSERT_EQ(3, send(self->fds[0], "rtr", 3, 0));
+	ASSERT_EQ(3, recv(self->fds[1], pd, sizeof(pd), 0));
+	ASSERT_EQ(2, send(self->fds[1], "ok", 2, 0));
+	ASSERT_EQ(2, recv(self->fds[0], pd, sizeof(pd), 0));
+}
+
+TEST_F(pair, p2p_agrees_on_one_rtr_type)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR,
+				MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ, 2, 1, 1, NULL };
+	struct v2_start rsp = { MPA_ROLE_RESPONDER,
+				MPA_F_P2P | MPA_F_RTR_READ | MPA_F_RTR_SEND, 2, 1, 1, NULL };
+	struct mpa_info i, r;
+
+	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
+	i = v2_info(self->fds[0]);
+	r = v2_info(self->fds[1]);
+	EXPECT_EQ(MPA_I_P2P, i.flags & MPA_I_P2P);
+	EXPECT_EQ(MPA_I_P2P, r.flags & MPA_I_P2P);
+	EXPECT_EQ(MPA_F_RTR_READ, i.rtr);
+	EXPECT_EQ(MPA_F_RTR_READ, r.rtr);
+}
+
+TEST_F(pair, p2p_without_common_rtr_cannot_be_accepted)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, MPA_F_P2P | MPA_F_RTR_WRITE, 2, 1, 1, NULL };
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, MPA_F_P2P | MPA_F_RTR_SEND, 2, 1, 1, NULL };
+
+	EXPECT_EQ(-1, v2_connect(self->fds, &ini, &rsp, NULL));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(MPA_S_REQ_RCVD, v2_info(self->fds[1]).state);
+	/* the consumer can still reject */
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, "no", 2));
+	EXPECT_EQ(MPA_S_REJECTED, v2_wait_state(self->fds[0], MPA_S_REQ_SENT));
+}
+
+TEST_F(pair, revision_2_initiator_falls_back_to_1)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, 0, 2, 3, 3, "pd" };
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 1, 0, 0, NULL };
+	char pd[8];
+	socklen_t len = sizeof(pd);
+
+	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
+	EXPECT_EQ(1, v2_info(self->fds[0]).rev);
+	EXPECT_EQ(1, v2_info(self->fds[1]).rev);
+	EXPECT_EQ(0, v2_info(self->fds[0]).ird);
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, pd, &len));
+	EXPECT_EQ(2, len);
+	EXPECT_EQ(0, memcmp(pd, "pd", 2));
+}
+
+TEST_F(pair, revision_1_initiator_with_revision_2_responder)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, 0, 1, 0, 0, NULL };
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 5, 5, NULL };
+
+	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
+	EXPECT_EQ(1, v2_info(self->fds[0]).rev);
+	EXPECT_EQ(1, v2_info(self->fds[1]).rev);
+}
+
+TEST_F(pair, revision_1_refuses_revision_2_options)
+{
+	struct v2_start a = { MPA_ROLE_INITIATOR, MPA_F_P2P, 1, 0, 0, NULL };
+
+	EXPECT_EQ(-1, v2_start(self->fds[0], &a));
+	EXPECT_EQ(EINVAL, errno);
+	a = (struct v2_start){ MPA_ROLE_INITIATOR, 0, 2, 0x4000, 0, NULL };
+	EXPECT_EQ(-1, v2_start(self->fds[0], &a));
+	EXPECT_EQ(EINVAL, errno);
+	a = (struct v2_start){ MPA_ROLE_INITIATOR, 0, 3, 0, 0, NULL };
+	EXPECT_EQ(-1, v2_start(self->fds[0], &a));
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
+}
+
+/* The exact Request octets, read by a raw TCP peer. */
+TEST(request_bytes_on_the_wire)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, MPA_F_P2P | MPA_F_RTR_WRITE, 2, 0x12,
+				0x3456, "x" };
+	static const __u8 want[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x40, 0x02, 0x00, 0x05,		/* C, Rev 2, PD_Length 4 + 1 */
+		0x80, 0x12,			/* P2P | IRD 0x12 */
+		0xb4, 0x56,			/* Write RTR | ORD 0x3456 */
+		'x',
+	};
+	__u8 got[sizeof(want)];
+	int fds[2];
+	size_t i;
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, v2_start(fds[0], &ini));
+	ASSERT_EQ(0, v2_read_all(fds[1], got, sizeof(got)));
+	for (i = 0; i < sizeof(want); i++)
+		if (want[i] != got[i])
+			TH_LOG("octet %zu: want %02x, got %02x", i, want[i], got[i]);
+	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A Reply that names two RTR types breaks RFC 6581: startup error 4. */
+TEST(reply_with_two_rtr_types_is_error_4)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR,
+				MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ, 2, 1, 1, NULL };
+	static const __u8 reply[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x40, 0x02, 0x00, 0x04,
+		0x80, 0x01, 0xc0, 0x01,		/* P2P, Write and Read RTR */
+	};
+	__u8 req[24];
+	__u32 code = 0;
+	socklen_t len = sizeof(code);
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, v2_start(fds[0], &ini));
+	ASSERT_EQ(0, v2_read_all(fds[1], req, sizeof(req)));
+	ASSERT_EQ(sizeof(reply), write(fds[1], reply, sizeof(reply)));
+	EXPECT_EQ(MPA_S_ERROR, v2_wait_state(fds[0], MPA_S_REQ_SENT));
+	ASSERT_EQ(0, getsockopt(fds[0], SOL_MPA, MPA_ERROR, &code, &len));
+	EXPECT_EQ(MPA_ERR_STARTUP, code);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A revision 2 Request too short for the enhanced data: error 4. */
+TEST(request_without_enhanced_data_is_error_4)
+{
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 1, 1, NULL };
+	static const __u8 req[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x40, 0x02, 0x00, 0x02, 0x00, 0x01,
+	};
+	__u32 code = 0;
+	socklen_t len = sizeof(code);
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, v2_start(fds[1], &rsp));
+	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
+	EXPECT_EQ(MPA_S_ERROR, v2_wait_state(fds[1], MPA_S_REQ_WAIT));
+	ASSERT_EQ(0, getsockopt(fds[1], SOL_MPA, MPA_ERROR, &code, &len));
+	EXPECT_EQ(MPA_ERR_STARTUP, code);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST_HARNESS_MAIN
