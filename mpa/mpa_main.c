@@ -411,10 +411,12 @@ static void mpa_tx_open(struct mpa_conn *c)
  */
 static int mpa_v2_reply(struct mpa_conn *c)
 {
-	if (c->peer.rev != 2) {
-		memset(&c->v2, 0, sizeof(c->v2));
+	memset(&c->v2, 0, sizeof(c->v2));
+	if (c->peer.rev != 2)
 		return 0;
-	}
+	/* RFC 6581: a revision 2 Reply carries the enhanced data */
+	if (!c->peer.enhanced)
+		return -EPROTO;
 	if (mpa_v2_check_reply(&c->v2_local, &c->v2_peer))
 		return -EPROTO;
 	c->v2.ird = c->v2_local.ird;
@@ -432,7 +434,8 @@ static void mpa_frame_done(struct mpa_conn *c)
 
 	mpa_stop_timeout(c);
 	c->rx_stop = true;
-	if (c->peer.rev == 2) {
+	memset(&c->v2_peer, 0, sizeof(c->v2_peer));
+	if (c->peer.enhanced) {
 		/* RFC 6581: the enhanced data opens the private data */
 		if (pd_len < MPA_V2_DATA_LEN) {
 			mpa_fail(c, MPA_ERR_STARTUP, -ECONNABORTED);
@@ -669,6 +672,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 		.markers = c->lflags & MPA_F_MARKERS,
 		.crc = mpa_local_crc(c->lflags),
 		.reject = reject,
+		.enhanced = off,
 		.rev = c->rev,
 		.pd_len = off + pd_len,
 	};

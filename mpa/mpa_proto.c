@@ -57,6 +57,8 @@ int mpa_frame_decode(const void *hdr, u32 rev_mask, struct mpa_frame_info *info)
 	info->crc = !!(h->flags & MPA_FLAG_C);
 	info->reject = !!(h->flags & MPA_FLAG_R);
 	info->rev = h->rev;
+	/* the enhanced-data flag is a reserved bit before revision 2 */
+	info->enhanced = info->rev >= 2 && (h->flags & MPA_FLAG_E);
 	info->pd_len = get_unaligned_be16(&h->pd_len);
 
 	if (info->rev >= 32 || !(rev_mask & (1U << info->rev)))
@@ -94,6 +96,8 @@ int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 		flags |= MPA_FLAG_C;
 	if (info->reject)
 		flags |= MPA_FLAG_R;
+	if (info->enhanced)
+		flags |= MPA_FLAG_E;
 
 	memcpy(h->key, info->request ? MPA_KEY_REQ : MPA_KEY_REP, MPA_KEY_LEN);
 	h->flags = flags;

@@ -24,6 +24,8 @@
  * @markers: M bit
  * @crc: C bit
  * @reject: R bit (meaningful in a Reply only)
+ * @enhanced: revision 2 (RFC 6581): the private data opens with the
+ *	enhanced connection data (struct mpa_v2_data)
  * @rev: revision field
  * @pd_len: private data length
  */
@@ -32,6 +34,7 @@ struct mpa_frame_info {
 	bool	markers;
 	bool	crc;
 	bool	reject;
+	bool	enhanced;
 	u8	rev;
 	u16	pd_len;
 };

@@ -235,7 +235,7 @@ TEST(request_bytes_on_the_wire)
 				0x3456, "x" };
 	static const __u8 want[] = {
 		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
-		0x40, 0x02, 0x00, 0x05,		/* C, Rev 2, PD_Length 4 + 1 */
+		0x50, 0x02, 0x00, 0x05,		/* C, E, Rev 2, PD_Length 4 + 1 */
 		0x80, 0x12,			/* P2P | IRD 0x12 */
 		0xb4, 0x56,			/* Write RTR | ORD 0x3456 */
 		'x',
@@ -263,7 +263,7 @@ TEST(reply_with_two_rtr_types_is_error_4)
 				MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ, 2, 1, 1, NULL };
 	static const __u8 reply[] = {
 		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e',
-		0x40, 0x02, 0x00, 0x04,
+		0x50, 0x02, 0x00, 0x04,
 		0x80, 0x01, 0xc0, 0x01,		/* P2P, Write and Read RTR */
 	};
 	__u8 req[24];
@@ -283,13 +283,67 @@ TEST(reply_with_two_rtr_types_is_error_4)
 	close(fds[1]);
 }
 
+/* A revision 2 Reply must carry the enhanced data (E flag): error 4. */
+TEST(reply_without_enhanced_flag_is_error_4)
+{
+	struct v2_start ini = { MPA_ROLE_INITIATOR, 0, 2, 1, 1, NULL };
+	static const __u8 reply[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x40, 0x02, 0x00, 0x04,		/* no E */
+		0x00, 0x01, 0x00, 0x01,
+	};
+	__u8 req[24];
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, v2_start(fds[0], &ini));
+	ASSERT_EQ(0, v2_read_all(fds[1], req, sizeof(req)));
+	ASSERT_EQ(sizeof(reply), write(fds[1], reply, sizeof(reply)));
+	EXPECT_EQ(MPA_S_ERROR, v2_wait_state(fds[0], MPA_S_REQ_SENT));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A siw-style revision 2 Request (E, IRD 1, ORD 1, no CRC) is accepted. */
+TEST(siw_style_request_is_accepted)
+{
+	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 8, 8, NULL };
+	static const __u8 req[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x10, 0x02, 0x00, 0x04, 0x00, 0x01, 0x00, 0x01,
+	};
+	static const __u8 want[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x50, 0x02, 0x00, 0x04, 0x00, 0x01, 0x00, 0x01,	/* C (ours), E, IRD/ORD 1 */
+	};
+	struct pollfd p;
+	__u8 got[sizeof(want)];
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, v2_start(fds[1], &rsp));
+	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
+	p = (struct pollfd){ .fd = fds[1], .events = POLLIN };
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(1, v2_info(fds[1]).peer_ird);
+	EXPECT_EQ(0, v2_info(fds[1]).peer_pd_len);
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
+	ASSERT_EQ(0, v2_read_all(fds[0], got, sizeof(got)));
+	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
+	EXPECT_EQ(2, v2_info(fds[1]).rev);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 /* A revision 2 Request too short for the enhanced data: error 4. */
 TEST(request_without_enhanced_data_is_error_4)
 {
 	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 1, 1, NULL };
 	static const __u8 req[] = {
 		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
-		0x40, 0x02, 0x00, 0x02, 0x00, 0x01,
+		0x50, 0x02, 0x00, 0x02, 0x00, 0x01,	/* E set, 2 octets */
 	};
 	__u32 code = 0;
 	socklen_t len = sizeof(code);

@@ -22,7 +22,8 @@
 #define MPA_FLAG_M		0x80	/* markers required on what I receive */
 #define MPA_FLAG_C		0x40	/* CRC preferred */
 #define MPA_FLAG_R		0x20	/* Reply only: connection rejected */
-#define MPA_FLAG_RES		0x1f	/* reserved: send 0, ignore */
+#define MPA_FLAG_E		0x10	/* Rev 2 (RFC 6581): enhanced data in the PD */
+#define MPA_FLAG_RES		0x0f	/* reserved: send 0, ignore */
 
 /**
  * struct mpa_frame_hdr - MPA Request/Reply frame header (20 octets)
