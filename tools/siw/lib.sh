@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# tools/siw/lib.sh - helpers shared by the siw bench scripts (sourced, not
+# run). Needs the namespaces of tools/siw/netns-up.
+
+# siw_wait_listen NS PORT [PID [SECONDS]]: wait until a TCP socket listens
+# on PORT in namespace NS, at most SECONDS (default 60; TCG is slow, and
+# every probe forks ip and ss). Gives up at once when process PID (the
+# server) has ended.
+siw_wait_listen() {
+	local ns=$1 port=$2 pid=${3:-} end=$((SECONDS + ${4:-60}))
+
+	while [ "$SECONDS" -lt "$end" ]; do
+		ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+		[ -z "$pid" ] || kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# siw_capture_start NS IF FILE ERRFILE [DUMPCAP ARGS...]: start dumpcap in
+# namespace NS on interface IF, writing FILE; sets SIW_CAP_PID. Waits until
+# dumpcap reports that it captures (at most 60 s).
+SIW_CAP_PID=
+siw_capture_start() {
+	local ns=$1 ifc=$2 file=$3 err=$4 end
+
+	shift 4
+	rm -f "$file"
+	ip netns exec "$ns" dumpcap -q -i "$ifc" -w "$file" "$@" >"$err" 2>&1 &
+	SIW_CAP_PID=$!
+	end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ]; do
+		grep -q 'Capturing on' "$err" && break
+		kill -0 "$SIW_CAP_PID" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	sleep 0.5
+	return 0
+}
+
+# siw_capture_stop: stop the capture started last (SIGINT, so the file is
+# complete); returns at once if dumpcap ended by itself (-c N)
+siw_capture_stop() {
+	[ -n "$SIW_CAP_PID" ] || return 0
+	sleep 0.5
+	kill -INT "$SIW_CAP_PID" 2>/dev/null
+	wait "$SIW_CAP_PID" 2>/dev/null
+	SIW_CAP_PID=
+}
+
+# siw_bw_avg FILE: the "BW average[MB/sec]" column of ib_write_bw's result
+# line (perftest: MB = 2^20 bytes). Under TCG perftest's cycle-counter
+# clock is unusable ("Correlation coefficient r^2 < 0.9") and it prints
+# 0.00: use siw_bw_iters.
+siw_bw_avg() {
+	awk '/#bytes/ { hdr = 1; next } hdr && NF >= 4 && $1 ~ /^[0-9]+$/ { print $4; exit }' "$1"
+}
+
+# siw_bw_iters FILE SECONDS: MiB/s from the result line's #bytes and
+# #iterations of an `ib_write_bw -D SECONDS` run (the iterations completed
+# in the measured period, which perftest times with alarm(), not cycles)
+siw_bw_iters() {
+	awk -v secs="$2" '/#bytes/ { hdr = 1; next }
+		hdr && NF >= 2 && $1 ~ /^[0-9]+$/ { printf "%.2f\n", $1 * $2 / secs / 1048576; exit }' "$1"
+}
