@@ -796,10 +796,10 @@ static __u64 bulk_bytes(void)
 {
 	const char *e = getenv("MPA_BULK_MIB");
 
-	return (e ? strtoull(e, NULL, 0) : 64) << 20;
+	return (e ? strtoull(e, NULL, 0) : 256) << 20;
 }
 
-TEST_F_TIMEOUT(framing, bulk_64mib_markers_crc, 120)
+TEST_F_TIMEOUT(framing, bulk_256mib_markers_crc, 300)
 {
 	struct bulk b = { .total = bulk_bytes() };
 	__u64 got = 0, fpdus = 0;
