@@ -3,18 +3,28 @@
 #
 # Live interoperability with siw, the kernel's soft-iWARP (TAP). Run as
 # root inside the project VM by run_tests.sh, with the current directory
-# selftests/. Builds nothing: it needs build/siw/siw.ko (tools/siw/build,
-# run on the host) and rping from rdmacm-utils; without them every test is
-# skipped (exit 4).
+# selftests/ and the project modules (mpa, ddp) loaded. Builds nothing: it
+# needs build/siw/siw.ko (tools/siw/build, run on the host), rping,
+# rdma_server and rdma_client from rdmacm-utils and tools/rdmap-peer
+# (make -C tools); without siw.ko or rping every test is skipped (exit 4).
 #
 # Brings up the bench of tools/siw/netns-up (namespaces iw0/iw1, veth pair
 # 192.0.2.1 <-> 192.0.2.2, siw0/siw1), runs rping siw <-> siw with data
-# verification, and tears everything down again (rdma links, namespaces,
-# siw unloaded). The tests against the project's own stack are listed as
-# skipped until it speaks MPA revision 2 (RFC 6581) and RDMAP.
+# verification, then the project's stack (MPA revision 2 with CRC, DDP,
+# RDMAP in tools/rdmap-peer) against siw in both MPA roles:
+#   rdma_server (siw, iw0)      <- rdmap-peer --send-exchange (iw1)
+#   rdmap-peer -l (iw0)         <- rdma_client (siw, iw1)
+#   rping -s (siw, iw0)         <- rdmap-peer --rping -c N (iw1)
+#   rdmap-peer -l --rping (iw0) <- rping -c -C N -V (siw, iw1)
+# with dumpcap on veth1 and a tshark decode of those four connections
+# (MPA Request/Reply revision 2 with C=1, every FPDU's CRC good, the
+# RDMAP opcodes of each flow, no expert warnings but the two revision 2
+# ones tshark 4.0 always gives), and tears everything down again (rdma
+# links, namespaces, siw unloaded).
 #
 # Usage: siw_interop.sh [-h|--help]
-# Environment: SIW_KO (default ../build/siw/siw.ko), SIW_RPING_COUNT (100).
+# Environment: SIW_KO (default ../build/siw/siw.ko), SIW_RPING_COUNT (100),
+# SIW_INTEROP_OUT (a directory to keep the logs and the capture in).
 
 case ${1:-} in
 -h | --help) sed -n '4,/^$/{s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
@@ -25,20 +35,29 @@ top=$(dirname "$here")
 ko=${SIW_KO:-$top/build/siw/siw.ko}
 count=${SIW_RPING_COUNT:-100}
 tools=$top/tools/siw
+peer=$top/tools/rdmap-peer
+out=${SIW_INTEROP_OUT:-}
 tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-pending="MPA revision 2 / RDMAP not implemented yet (issue 5)"
-NTESTS=6
+NTESTS=8
+
+# shellcheck source=../tools/siw/lib.sh disable=SC1091
+. "$tools/lib.sh"
 
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 
 # shellcheck disable=SC2317  # called through the trap
 cleanup() {
 	[ -z "$spid" ] || kill "$spid" 2> /dev/null
+	siw_capture_stop
+	if [ -n "$out" ]; then
+		mkdir -p "$out" && cp -a "$tmp"/. "$out"/
+	fi
 	# interrupted between bring-up and teardown: leave nothing behind
 	[ "$up" != 1 ] || "$tools/netns-down" --quiet > /dev/null 2>&1
 	rm -rf "$tmp"
@@ -47,9 +66,11 @@ trap cleanup EXIT
 
 names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"rping siw <-> siw, $count iterations, verified"
-	"rdma_server(siw) <- project initiator"
-	"project responder <- rdma_client(siw)"
-	"rping siw vs project"
+	"rdma_server (siw) <- rdmap-peer --send-exchange (MPA Initiator)"
+	"rdmap-peer -l --send-exchange (MPA Responder) <- rdma_client (siw)"
+	"rping -s (siw) <- rdmap-peer --rping -c $count (MPA Initiator)"
+	"rdmap-peer -l --rping (MPA Responder) <- rping -c -C $count -V (siw)"
+	"tshark: MPA rev 2 + CRC both ways, every CRC good, RDMAP flows as expected"
 	"siw bench torn down, siw unloaded")
 
 echo "TAP version 13"
@@ -110,19 +131,204 @@ else
 	skip "${names[1]}" "bench not up"
 fi
 
-# 3-5: against the project's own stack
-skip "${names[2]}" "$pending"
-skip "${names[3]}" "$pending"
-skip "${names[4]}" "$pending"
+# 3-7: against the project's own stack
+pwhy=
+if [ "$up" != 1 ]; then
+	pwhy="bench not up"
+elif [ ! -x "$peer" ]; then
+	pwhy="no $peer (make -C tools)"
+elif [ ! -e /dev/ddp ] || ! grep -q '^mpa ' /proc/modules; then
+	pwhy="project modules mpa/ddp not loaded"
+fi
 
-# 6: teardown
+# pair N SNS SPORT SERVER... -- CLIENT...: run SERVER in namespace SNS, wait
+# until it listens on SPORT, run CLIENT in iw1; logs $tmp/N.srv, $tmp/N.cli
+pair() {
+	local t=$1 sns=$2 sport=$3 cst=1 sst
+	local -a srv=()
+
+	shift 3
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	ip netns exec "$sns" timeout 120 "${srv[@]}" > "$tmp/$t.srv" 2>&1 &
+	spid=$!
+	if siw_wait_listen "$sns" "$sport" "$spid"; then
+		ip netns exec iw1 timeout 120 "$@" > "$tmp/$t.cli" 2>&1
+		cst=$?
+	else
+		echo "server does not listen" > "$tmp/$t.cli"
+	fi
+	wait "$spid"
+	sst=$?
+	spid=
+	echo "# ${srv[0]##*/} (server) exit $sst, ${1##*/} (client) exit $cst"
+	grep -h '^rdmap-peer: .*\(done\|verified\|pings\|Terminate\|error\)' \
+		"$tmp/$t.srv" "$tmp/$t.cli" | sed 's/^/# /'
+	if [ "$cst" = 0 ] && [ "$sst" = 0 ]; then
+		return 0
+	fi
+	tail -n 8 "$tmp/$t.srv" "$tmp/$t.cli" | sed 's/^/# /'
+	return 1
+}
+
+capturing=0
+if [ -z "$pwhy" ] && command -v dumpcap > /dev/null; then
+	if siw_capture_start iw1 veth1 "$tmp/peer.pcapng" "$tmp/dumpcap.log" \
+		-f 'tcp port 7471 or tcp port 7472 or tcp port 7174 or tcp port 7175'; then
+		capturing=1
+	else
+		sed 's/^/# dumpcap: /' "$tmp/dumpcap.log"
+	fi
+fi
+
+res=()
+if [ -n "$pwhy" ]; then
+	for i in 2 3 4 5; do skip "${names[$i]}" "$pwhy"; done
+else
+	pair ex1 iw0 7471 rdma_server -s 192.0.2.1 -p 7471 -- \
+		"$peer" -v --send-exchange 192.0.2.1 7471
+	res[2]=$?
+	result "${res[2]}" "${names[2]}"
+
+	pair ex2 iw0 7472 "$peer" -v -l --send-exchange 192.0.2.1 7472 -- \
+		rdma_client -s 192.0.2.1 -p 7472
+	res[3]=$?
+	result "${res[3]}" "${names[3]}"
+
+	pair rp1 iw0 7174 rping -s -a 192.0.2.1 -p 7174 -C "$count" -v -- \
+		"$peer" --rping -c "$count" 192.0.2.1 7174
+	r=$?
+	got=$(grep -c '^server ping data: rdma-ping-' "$tmp/rp1.srv")
+	echo "# rping server printed $got of $count pings"
+	[ "$r" = 0 ] && [ "$got" = "$count" ] || r=1
+	res[4]=$r
+	result "$r" "${names[4]}"
+
+	pair rp2 iw0 7175 "$peer" -l --rping -c "$count" 192.0.2.1 7175 -- \
+		rping -c -a 192.0.2.1 -p 7175 -C "$count" -v -V
+	r=$?
+	got=$(grep -c '^ping data: rdma-ping-' "$tmp/rp2.cli")
+	echo "# rping client verified $got of $count pings"
+	[ "$r" = 0 ] && [ "$got" = "$count" ] || r=1
+	res[5]=$r
+	result "$r" "${names[5]}"
+fi
+siw_capture_stop
+
+# 8: the capture
+if [ -n "$pwhy" ]; then
+	skip "${names[6]}" "$pwhy"
+elif [ "$capturing" != 1 ] || ! command -v tshark > /dev/null; then
+	skip "${names[6]}" "no dumpcap/tshark or the capture did not start"
+else
+	# MPA Request/Reply frames: port, then the frame header octets 16..19
+	# (flags, Rev, PD_Length) and the first private data octets
+	tshark -r "$tmp/peer.pcapng" -Y 'iwarp_mpa.req or iwarp_mpa.rep' \
+		-T fields -e tcp.srcport -e tcp.dstport -e tcp.payload \
+		> "$tmp/rr.txt" 2> /dev/null
+	sed 's/^/# req\/rep /' "$tmp/rr.txt"
+	# one line per FPDU: server_port dir opcode crc_good
+	tshark -r "$tmp/peer.pcapng" -T pdml 2> /dev/null | awk '
+	function attr(a,   r) {
+		r = $0
+		if (!match(r, a "=\"[^\"]*\""))
+			return ""
+		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
+	}
+	function flush() {
+		if (have)
+			print sp, dir, (op == "" ? "-" : op), crc
+		have = 0
+	}
+	/<field name="/ {
+		name = attr("name")
+		if (name == "tcp.srcport") {
+			flush(); src = attr("show")
+		} else if (name == "tcp.dstport") {
+			dst = attr("show")
+			if (dst == 7471 || dst == 7472 || dst == 7174 || dst == 7175) {
+				sp = dst; dir = "c>s"
+			} else {
+				sp = src; dir = "s>c"
+			}
+		} else if (name == "iwarp_mpa.fpdu") {
+			flush(); have = 1; crc = 0; op = ""
+		} else if (have && name == "iwarp_mpa.crc_check") {
+			crc = attr("showname") ~ /Good/ ? 1 : 0
+		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
+			op = attr("show")
+		}
+	}
+	END { flush() }' > "$tmp/fpdus.txt"
+	awk '{ k = $1 " " $2 " op " $3; c[k]++; g[k] += $4 }
+	     END { for (k in c) printf "# fpdus %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
+		"$tmp/fpdus.txt" | sort
+	tshark -r "$tmp/peer.pcapng" -q -z expert,warn > "$tmp/expert.txt" 2> /dev/null
+	grep -iE 'iwarp|mpa|ddp|rdma|malformed' "$tmp/expert.txt" |
+		grep -vE 'Res field is NOT set to zero|Rev field is NOT set to one' \
+		> "$tmp/expert.bad"
+	sed 's/^/# expert: /' "$tmp/expert.bad"
+
+	bad=
+	total=$(wc -l < "$tmp/fpdus.txt")
+	good=$(awk '$4 == 1' "$tmp/fpdus.txt" | wc -l)
+	echo "# $total FPDUs, $good with a good CRC"
+	[ "$total" -gt 0 ] && [ "$good" = "$total" ] || bad="$bad crc"
+	[ -s "$tmp/expert.bad" ] && bad="$bad expert"
+	# Request/Reply octets 16, 17 (flags, Rev): ours (our Requests, every
+	# Reply: siw follows our C=1) 0x50 02 (C, enhanced, Rev 2); siw's
+	# Requests 0x10 02 (enhanced, Rev 2, C=0: stock siw asks for no CRC)
+	awk '{ gsub(":", "", $3); k = substr($3, 1, 32) == "4d504120494420526571204672616d65" ? "req" : "rep"
+	       p = k == "req" ? $2 : $1
+	       want = (k == "rep" || p == 7471 || p == 7174) ? "5002" : "1002"
+	       print k, p, substr($3, 33, 4), want }' "$tmp/rr.txt" > "$tmp/rr.chk"
+	nrr=$(wc -l < "$tmp/rr.chk")
+	nrr2=$(awk '$3 == $4' "$tmp/rr.chk" | wc -l)
+	echo "# $nrr MPA Request/Reply frames, $nrr2 with the expected flags and Rev 2"
+	[ "$nrr" -ge 2 ] && [ "$nrr2" = "$nrr" ] || bad="$bad mpa-frames"
+	# per flow: port dir opcode expected-count (only flows that passed)
+	fl() { awk -v p="$1" -v d="$2" -v o="$3" '$1 == p && $2 == d && $3 == o' "$tmp/fpdus.txt" | wc -l; }
+	want() {
+		local got
+
+		got=$(fl "$1" "$2" "$3")
+		[ "$got" = "$4" ] || { echo "# port $1 $2 opcode $3: $got FPDUs, expected $4"; bad="$bad $1"; }
+	}
+	if [ "${res[2]}" = 0 ]; then
+		want 7471 'c>s' 0x03 1
+		want 7471 's>c' 0x03 1
+	fi
+	if [ "${res[3]}" = 0 ]; then
+		want 7472 'c>s' 0x03 1
+		want 7472 's>c' 0x03 1
+	fi
+	for p in 7174 7175; do
+		[ "${res[$((p == 7174 ? 4 : 5))]}" = 0 ] || continue
+		want $p 'c>s' 0x03 $((2 * count))
+		want $p 's>c' 0x03 $((2 * count))
+		want $p 's>c' 0x01 "$count"
+		want $p 'c>s' 0x02 "$count"
+		want $p 's>c' 0x00 "$count"
+	done
+	if [ -z "$bad" ]; then
+		ok "${names[6]}"
+	else
+		echo "# capture check failed:$bad"
+		not_ok "${names[6]}"
+	fi
+fi
+
+# 9: teardown
 up=0
 if "$tools/netns-down" --quiet > "$tmp/down" 2>&1 &&
 	! grep -q '^siw ' /proc/modules && ! ip netns list | grep -qw '^iw[01]'; then
-	ok "${names[5]}"
+	ok "${names[7]}"
 else
 	sed 's/^/# /' "$tmp/down"
-	not_ok "${names[5]}"
+	not_ok "${names[7]}"
 fi
 
 exit $fail

@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmap-peer - a small RDMAP (RFC 5040) peer over /dev/ddp and MPA
+ * revision 2 (RFC 5044, RFC 6581), for interoperability tests with
+ * iWARP devices such as siw (soft-iWARP).
+ *
+ * RDMAP lives in the DDP RsvdULP field: octet 0 is the RDMAP control
+ * (RV = 01 in the two top bits, the opcode in the low four); an untagged
+ * message carries the Invalidate STag in RsvdULP octets 1..4. Queues:
+ * QN 0 Send, QN 1 RDMA Read Request, QN 2 Terminate. RDMA Writes and
+ * Read Responses are tagged messages.
+ *
+ * Two applications of rdma-core's librdmacm examples are spoken:
+ *
+ *   --send-exchange   rdma_client / rdma_server: the client sends one
+ *                     16-octet Send, the server answers with one.
+ *   --rping           rping -V: the client advertises its start buffer
+ *                     (addr, rkey, len: 16 octets, big endian) in a Send,
+ *                     the server RDMA-Reads it, sends a go-ahead, the
+ *                     client advertises its rdma buffer, the server
+ *                     RDMA-Writes the data back and sends a go-ahead.
+ *
+ * Incoming Read Requests are answered from registered memory, RDMA
+ * Writes land in the advertised buffers, errors send a Terminate (QN 2),
+ * and received Terminates are reported. See rdmap-peer(1).
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/ddp.h>
+#include <linux/iwarp_wire.h>
+#include <linux/mpa.h>
+
+#ifndef TCP_ULP
+#define TCP_ULP		31
+#endif
+
+/* exit statuses */
+#define EXIT_DDP	1	/* the DDP stream reported a DDP error */
+#define EXIT_LLP	2	/* the DDP stream reported an MPA (LLP) error */
+#define EXIT_MISMATCH	3	/* data verification failed */
+#define EXIT_PROTO	4	/* protocol error, timeout, early close, reject */
+#define EXIT_TERM	5	/* the peer sent a Terminate */
+#define EXIT_SYS	10	/* system or network error */
+#define EXIT_USAGE	11	/* bad command line */
+
+/* RDMAP (RFC 5040) */
+#define RDMAP_RV		0x40	/* RV = 01 in the control octet */
+#define RDMAP_RV_MASK		0xc0
+#define RDMAP_RSVD_MASK		0x30
+#define RDMAP_OP_MASK		0x0f
+
+enum rdmap_opcode {
+	RDMAP_WRITE = 0,
+	RDMAP_READ_REQ,
+	RDMAP_READ_RESP,
+	RDMAP_SEND,
+	RDMAP_SEND_INV,
+	RDMAP_SEND_SE,
+	RDMAP_SEND_SE_INV,
+	RDMAP_TERMINATE,
+};
+
+#define QN_SEND		0
+#define QN_READ_REQ	1
+#define QN_TERMINATE	2
+#define NQUEUES		3
+
+/* Terminate control: layer, error type, error code (RFC 5040 4.8) */
+#define TERM_LAYER_RDMAP	0x0
+#define TERM_LAYER_DDP		0x1
+#define TERM_LAYER_LLP		0x2
+#define TERM_ETYPE_CATASTROPHIC	0x0
+#define TERM_ETYPE_PROTECTION	0x1
+#define TERM_ETYPE_OPERATION	0x2
+#define TERM_ECODE_INV_STAG	0x00
+#define TERM_ECODE_BOUNDS	0x01
+#define TERM_ECODE_ACCESS	0x02
+#define TERM_ECODE_VERSION	0x05
+#define TERM_ECODE_OPCODE	0x06
+#define TERM_ECODE_UNSPECIFIED	0xff
+
+/* posted receive buffers per queue and their size */
+#define NRECV_SEND	8
+#define NRECV_RREQ	8
+#define NRECV_TERM	2
+#define RECV_LEN	1024
+#define NRECV		(NRECV_SEND + NRECV_RREQ + NRECV_TERM)
+
+#define MAX_MR		4
+#define MAX_SENDS	16	/* Sends received, not consumed yet */
+#define EXCHANGE_LEN	16	/* rdma_client / rdma_server message */
+#define RPING_DEFAULT	64	/* rping's default -S */
+#define RPING_MIN	(sizeof("rdma-ping-%d: ") + 1)
+
+/* rping's struct rping_rdma_info, on the wire */
+struct rping_info {
+	__be64	buf;
+	__be32	rkey;
+	__be32	size;
+};
+
+/*
+ * RDMA Read Request payload (RFC 5040 4.4), 28 octets, big endian: sink
+ * STag (4), sink TO (8), RDMA Read message size (4), source STag (4),
+ * source TO (8). Not naturally aligned: built octet by octet.
+ */
+#define RREQ_LEN	28
+
+static void put_be(__u8 *p, __u64 v, unsigned int n)
+{
+	while (n--) {
+		p[n] = v;
+		v >>= 8;
+	}
+}
+
+static __u64 get_be(const __u8 *p, unsigned int n)
+{
+	__u64 v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+enum mode {
+	MODE_NONE,
+	MODE_EXCHANGE,
+	MODE_RPING,
+};
+
+struct opts {
+	int listen;
+	enum mode mode;
+	unsigned int count;
+	unsigned int size;
+	int verbose;
+	int timeout_ms;
+	unsigned int ird, ord;
+	const char *host;
+	const char *port;
+};
+
+static struct opts o = {
+	.count = 100, .size = RPING_DEFAULT, .timeout_ms = 60000,
+	.ird = 8, .ord = 8,
+};
+
+struct mr {
+	void	*addr;
+	__u64	len;
+	__u32	stag;
+	__u32	access;
+};
+
+struct recv_buf {
+	__u8	data[RECV_LEN];
+	__u32	qn;
+};
+
+struct send_msg {
+	__u8	data[RECV_LEN];
+	__u32	len;
+	__u32	msn;
+	__u8	opcode;
+};
+
+struct peer {
+	int sock, pd, sfd;
+	struct mr mr[MAX_MR];
+	int nmr;
+	struct recv_buf rb[NRECV];
+	struct send_msg sends[MAX_SENDS];
+	unsigned int s_head, s_tail;
+	/* the last tagged message placed into our memory */
+	unsigned int tagged_cnt;
+	__u8 tagged_op;
+	__u32 tagged_stag, tagged_len;
+	__u64 tagged_to;
+	unsigned int writes, read_resps, reads_served;
+	int peer_closed;
+};
+
+/* ---- messages and errors ---- */
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmap-peer [-l] (--send-exchange | --rping) [-c COUNT] [-s SIZE]\n"
+		"                  [-t SEC] [-v] HOST PORT\n"
+		"  -l               listen on HOST PORT, accept one connection (MPA Responder)\n"
+		"                   (default: connect, MPA Initiator)\n"
+		"  --send-exchange  rdma_client/rdma_server: one 16-octet Send each way\n"
+		"  --rping          rping -V: RDMA Read, RDMA Write back, verify\n"
+		"  -c COUNT         rping iterations (client; server: expected, 0 = any),\n"
+		"                   default 100\n"
+		"  -s SIZE          rping buffer size, default 64 (as rping -S)\n"
+		"  -t SEC           give up after SEC seconds without progress (default 60)\n"
+		"  -v               verbose: MPA parameters, every message, ping data\n"
+		"  --help           this text\n"
+		"MPA revision 2, CRC requested, no markers, IRD = ORD = 8.\n"
+		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 data mismatch,\n"
+		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
+}
+
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("rdmap-peer: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+#define verbose(...)				\
+	do {					\
+		if (o.verbose)			\
+			msg(__VA_ARGS__);	\
+	} while (0)
+
+static void die_sys(const char *what)
+{
+	msg("%s: %s", what, strerror(errno));
+	exit(EXIT_SYS);
+}
+
+static const char *op_name(unsigned int op)
+{
+	static const char * const names[] = {
+		"RDMA Write", "RDMA Read Request", "RDMA Read Response", "Send",
+		"Send with Invalidate", "Send with SE",
+		"Send with SE and Invalidate", "Terminate",
+	};
+
+	return op < 8 ? names[op] : "reserved opcode";
+}
+
+static const char *mpa_err_name(unsigned int code)
+{
+	switch (code) {
+	case MPA_ERR_TCP_CLOSED:
+		return "TCP connection closed inside an FPDU";
+	case MPA_ERR_CRC:
+		return "CRC error";
+	case MPA_ERR_MARKER:
+		return "marker error";
+	case MPA_ERR_STARTUP:
+		return "startup failed";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *term_name(unsigned int layer, unsigned int etype,
+			     unsigned int ecode)
+{
+	if (layer == TERM_LAYER_RDMAP) {
+		if (etype == TERM_ETYPE_CATASTROPHIC)
+			return "RDMAP: local catastrophic";
+		if (etype == TERM_ETYPE_PROTECTION) {
+			switch (ecode) {
+			case TERM_ECODE_INV_STAG:
+				return "RDMAP protection: invalid STag";
+			case TERM_ECODE_BOUNDS:
+				return "RDMAP protection: base or bounds violation";
+			case TERM_ECODE_ACCESS:
+				return "RDMAP protection: access rights violation";
+			case 0x03:
+				return "RDMAP protection: STag not associated with the stream";
+			case 0x04:
+				return "RDMAP protection: TO wrap";
+			case 0x09:
+				return "RDMAP protection: STag cannot be invalidated";
+			default:
+				return "RDMAP protection error";
+			}
+		}
+		if (etype == TERM_ETYPE_OPERATION) {
+			switch (ecode) {
+			case TERM_ECODE_VERSION:
+				return "RDMAP operation: invalid RDMAP version";
+			case TERM_ECODE_OPCODE:
+				return "RDMAP operation: unexpected opcode";
+			case 0x07:
+				return "RDMAP operation: catastrophic, local to the stream";
+			case 0x08:
+				return "RDMAP operation: catastrophic, global";
+			default:
+				return "RDMAP operation error";
+			}
+		}
+		return "RDMAP error";
+	}
+	if (layer == TERM_LAYER_DDP) {
+		if (etype == DDP_ETYPE_TAGGED)
+			return "DDP tagged buffer error";
+		if (etype == DDP_ETYPE_UNTAGGED)
+			return "DDP untagged buffer error";
+		return "DDP catastrophic error";
+	}
+	if (layer == TERM_LAYER_LLP)
+		return ecode ? mpa_err_name(ecode) : "LLP (MPA) error";
+	return "unknown layer";
+}
+
+static void get_info(int fd, struct mpa_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, info, &len))
+		die_sys("MPA_INFO");
+}
+
+/* ---- DDP helpers ---- */
+
+static void post_recv(struct peer *p, unsigned int i)
+{
+	struct ddp_post_recv pr = {
+		.addr = (uintptr_t)p->rb[i].data,
+		.len = RECV_LEN,
+		.qn = p->rb[i].qn,
+		.cookie = i,
+	};
+
+	if (ioctl(p->sfd, DDP_IOC_POST_RECV, &pr))
+		die_sys("DDP_IOC_POST_RECV");
+}
+
+static void post_all(struct peer *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < NRECV; i++) {
+		p->rb[i].qn = i < NRECV_SEND ? QN_SEND :
+			      i < NRECV_SEND + NRECV_RREQ ? QN_READ_REQ : QN_TERMINATE;
+		post_recv(p, i);
+	}
+}
+
+static int send_msg(struct peer *p, const void *buf, size_t len, int tagged,
+		    __u32 qn, __u32 stag, __u64 to, enum rdmap_opcode op)
+{
+	struct ddp_send sd = {
+		.addr = (uintptr_t)buf,
+		.len = len,
+		.flags = tagged ? DDP_SEND_TAGGED : 0,
+		.qn = qn,
+		.stag = stag,
+		.to = to,
+		.rsvdulp = { RDMAP_RV | op },
+	};
+
+	if (ioctl(p->sfd, DDP_IOC_SEND, &sd))
+		return -errno;
+	if (tagged)
+		verbose("-> %s, %zu octets, STag 0x%08x TO 0x%llx", op_name(op),
+			len, stag, (unsigned long long)to);
+	else
+		verbose("-> %s, %zu octets, QN %u", op_name(op), len, qn);
+	return 0;
+}
+
+static void send_or_die(struct peer *p, const void *buf, size_t len, int tagged,
+			__u32 qn, __u32 stag, __u64 to, enum rdmap_opcode op)
+{
+	int ret = send_msg(p, buf, len, tagged, qn, stag, to, op);
+
+	if (ret) {
+		msg("DDP_IOC_SEND (%s): %s", op_name(op), strerror(-ret));
+		exit(ret == -ENOTCONN || ret == -EPIPE ? EXIT_PROTO : EXIT_SYS);
+	}
+}
+
+/* Send a Terminate (QN 2) without headers (Hdrct 0) and exit. */
+static void terminate(struct peer *p, unsigned int layer, unsigned int etype,
+		      unsigned int ecode, int status)
+{
+	__be32 ctrl = htobe32(layer << 28 | etype << 24 | ecode << 16);
+	int ret;
+
+	msg("sending Terminate: layer %u, type 0x%x, code 0x%02x (%s)", layer,
+	    etype, ecode, term_name(layer, etype, ecode));
+	ret = send_msg(p, &ctrl, sizeof(ctrl), 0, QN_TERMINATE, 0, 0,
+		       RDMAP_TERMINATE);
+	if (ret)
+		msg("the Terminate could not be sent: %s", strerror(-ret));
+	exit(status);
+}
+
+static struct mr *reg_mr(struct peer *p, void *addr, __u64 len, __u32 access)
+{
+	struct ddp_reg_mr r = {
+		.addr = (uintptr_t)addr,
+		.len = len,
+		.base_to = (uintptr_t)addr,	/* TO = virtual address, as verbs */
+		.access = access,
+		.stream_fd = p->sfd,
+	};
+	struct mr *m;
+
+	if (p->nmr == MAX_MR) {
+		errno = ENOSPC;
+		die_sys("too many regions");
+	}
+	if (ioctl(p->pd, DDP_IOC_REG_MR, &r))
+		die_sys("DDP_IOC_REG_MR");
+	m = &p->mr[p->nmr++];
+	m->addr = addr;
+	m->len = len;
+	m->stag = r.stag;
+	m->access = access;
+	verbose("registered %llu octets at TO 0x%llx: STag 0x%08x",
+		(unsigned long long)len, (unsigned long long)r.base_to, r.stag);
+	return m;
+}
+
+/* An RDMA Read Request: answer it with a Read Response from our memory. */
+static void serve_read(struct peer *p, const __u8 *data, __u32 len)
+{
+	__u32 size, src_stag, sink_stag;
+	__u64 src_to, sink_to;
+	struct mr *m = NULL;
+	int i, ret;
+
+	if (len != RREQ_LEN) {
+		msg("RDMA Read Request of %u octets, not %u", len, RREQ_LEN);
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+			  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		return;
+	}
+	sink_stag = get_be(data, 4);
+	sink_to = get_be(data + 4, 8);
+	size = get_be(data + 12, 4);
+	src_stag = get_be(data + 16, 4);
+	src_to = get_be(data + 20, 8);
+	verbose("<- RDMA Read Request: %u octets from STag 0x%08x TO 0x%llx",
+		size, src_stag, (unsigned long long)src_to);
+	verbose("   into STag 0x%08x TO 0x%llx", src_stag, (unsigned long long)src_to, sink_stag,
+		(unsigned long long)sink_to);
+	for (i = 0; i < p->nmr; i++)
+		if (p->mr[i].stag == src_stag)
+			m = &p->mr[i];
+	if (!m) {
+		msg("RDMA Read Request for unknown STag 0x%08x", src_stag);
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
+			  TERM_ECODE_INV_STAG, EXIT_PROTO);
+		return;
+	}
+	if (!(m->access & DDP_ACCESS_REMOTE_READ)) {
+		msg("RDMA Read Request for STag 0x%08x without remote read access",
+		    src_stag);
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
+			  TERM_ECODE_ACCESS, EXIT_PROTO);
+		return;
+	}
+	if (src_to < (uintptr_t)m->addr ||
+	    src_to - (uintptr_t)m->addr > m->len ||
+	    size > m->len - (src_to - (uintptr_t)m->addr)) {
+		msg("RDMA Read Request outside STag 0x%08x", src_stag);
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
+			  TERM_ECODE_BOUNDS, EXIT_PROTO);
+		return;
+	}
+	ret = send_msg(p, (__u8 *)m->addr + (src_to - (uintptr_t)m->addr), size,
+		       1, 0, sink_stag, sink_to, RDMAP_READ_RESP);
+	if (ret) {
+		msg("sending the Read Response: %s", strerror(-ret));
+		exit(EXIT_SYS);
+	}
+	p->reads_served++;
+}
+
+static void got_terminate(const __u8 *data, __u32 len)
+{
+	__u32 ctrl;
+	unsigned int layer, etype, ecode;
+
+	if (len < 4) {
+		msg("received a Terminate of %u octets", len);
+		exit(EXIT_TERM);
+	}
+	ctrl = (__u32)data[0] << 24 | (__u32)data[1] << 16 |
+	       (__u32)data[2] << 8 | data[3];
+	layer = ctrl >> 28;
+	etype = ctrl >> 24 & 0xf;
+	ecode = ctrl >> 16 & 0xff;
+	msg("received Terminate: layer %u, type 0x%x, code 0x%02x (%s), hdrct%s%s%s, %u octets",
+	    layer, etype, ecode, term_name(layer, etype, ecode),
+	    ctrl & 0x8000 ? " M" : "", ctrl & 0x4000 ? " D" : "",
+	    ctrl & 0x2000 ? " R" : "", len);
+	/* siw 6.1 on little endian swaps the Layer and EType nibbles */
+	msg("(read with Layer and EType swapped, as siw 6.1 sends them: layer %u, type 0x%x: %s)",
+	    etype, layer, term_name(etype, layer, ecode));
+	exit(EXIT_TERM);
+}
+
+/* One event of the stream: dispatch it. Returns 0 on timeout. */
+static int next_event(struct peer *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->sfd, .events = POLLIN };
+	struct ddp_event ev;
+	struct send_msg *s;
+	unsigned int op;
+	ssize_t n;
+	int ret;
+
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		die_sys("poll");
+	if (!ret)
+		return 0;
+	n = read(p->sfd, &ev, sizeof(ev));
+	if (n < 0)
+		die_sys("read stream");
+	if (n != sizeof(ev)) {
+		msg("short event record (%zd octets)", n);
+		exit(EXIT_PROTO);
+	}
+	switch (ev.type) {
+	case DDP_EV_ERROR:
+		if (ev.err_type == DDP_ETYPE_LLP) {
+			msg("MPA error %u (%s): the stream stopped", ev.err_code,
+			    mpa_err_name(ev.err_code));
+			terminate(p, TERM_LAYER_LLP, 0, ev.err_code, EXIT_LLP);
+			return 0;
+		}
+		msg("DDP error type 0x%x code 0x%02x, segment length %u, QN %u MSN %u",
+		    ev.err_type, ev.err_code, ev.len, ev.qn, ev.msn);
+		msg("   STag 0x%08x TO 0x%llx", ev.stag, (unsigned long long)ev.to);
+		terminate(p, TERM_LAYER_DDP, ev.err_type, ev.err_code, EXIT_DDP);
+		return 0;
+	case DDP_EV_PEER_CLOSED:
+		verbose("<- the peer closed the stream");
+		p->peer_closed = 1;
+		return 1;
+	case DDP_EV_FLUSH:
+		return 1;
+	case DDP_EV_TAGGED:
+	case DDP_EV_RECV:
+		break;
+	default:
+		msg("unknown event type %u", ev.type);
+		return 1;
+	}
+
+	op = ev.rsvdulp[0] & RDMAP_OP_MASK;
+	if ((ev.rsvdulp[0] & RDMAP_RV_MASK) != RDMAP_RV) {
+		msg("RDMAP control 0x%02x: version %u, not 1", ev.rsvdulp[0],
+		    ev.rsvdulp[0] >> 6);
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+			  TERM_ECODE_VERSION, EXIT_PROTO);
+	}
+	if (ev.type == DDP_EV_TAGGED) {
+		verbose("<- %s, %u octets, STag 0x%08x TO 0x%llx", op_name(op),
+			ev.len, ev.stag, (unsigned long long)ev.to);
+		if (op != RDMAP_WRITE && op != RDMAP_READ_RESP) {
+			msg("tagged message with opcode %u (%s)", op, op_name(op));
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_OPCODE, EXIT_PROTO);
+		}
+		p->tagged_cnt++;
+		p->tagged_op = op;
+		p->tagged_stag = ev.stag;
+		p->tagged_to = ev.to;
+		p->tagged_len = ev.len;
+		if (op == RDMAP_WRITE)
+			p->writes++;
+		else
+			p->read_resps++;
+		return 1;
+	}
+
+	/* untagged: a buffer of ours came back */
+	if (ev.cookie >= NRECV) {
+		msg("completion with unknown cookie %llu",
+		    (unsigned long long)ev.cookie);
+		exit(EXIT_PROTO);
+	}
+	switch (ev.qn) {
+	case QN_SEND:
+		if (op != RDMAP_SEND && op != RDMAP_SEND_SE &&
+		    op != RDMAP_SEND_INV && op != RDMAP_SEND_SE_INV)
+			break;
+		verbose("<- %s, %u octets, MSN %u", op_name(op), ev.len, ev.msn);
+		if (op == RDMAP_SEND_INV || op == RDMAP_SEND_SE_INV)
+			verbose("   Invalidate STag 0x%02x%02x%02x%02x (ignored)",
+				ev.rsvdulp[1], ev.rsvdulp[2], ev.rsvdulp[3],
+				ev.rsvdulp[4]);
+		if (p->s_head - p->s_tail == MAX_SENDS) {
+			msg("too many unconsumed Sends");
+			exit(EXIT_PROTO);
+		}
+		s = &p->sends[p->s_head++ % MAX_SENDS];
+		memcpy(s->data, p->rb[ev.cookie].data, ev.len);
+		s->len = ev.len;
+		s->msn = ev.msn;
+		s->opcode = op;
+		post_recv(p, ev.cookie);
+		return 1;
+	case QN_READ_REQ:
+		if (op != RDMAP_READ_REQ)
+			break;
+		serve_read(p, p->rb[ev.cookie].data, ev.len);
+		post_recv(p, ev.cookie);
+		return 1;
+	case QN_TERMINATE:
+		if (op != RDMAP_TERMINATE)
+			break;
+		got_terminate(p->rb[ev.cookie].data, ev.len);
+		return 0;
+	}
+	msg("%s on QN %u", op_name(op), ev.qn);
+	terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION, TERM_ECODE_OPCODE,
+		  EXIT_PROTO);
+	return 0;
+}
+
+/* Wait for a Send from the peer; NULL if the peer closed first. */
+static struct send_msg *wait_send(struct peer *p, const char *what)
+{
+	while (p->s_head == p->s_tail) {
+		if (p->peer_closed)
+			return NULL;
+		if (!next_event(p, o.timeout_ms)) {
+			msg("timeout waiting for %s", what);
+			exit(EXIT_PROTO);
+		}
+	}
+	return &p->sends[p->s_tail++ % MAX_SENDS];
+}
+
+/* Wait until @n tagged messages have been placed in total. */
+static void wait_tagged(struct peer *p, unsigned int n, const char *what)
+{
+	while (p->tagged_cnt < n) {
+		if (p->peer_closed) {
+			msg("the peer closed the stream before %s", what);
+			exit(EXIT_PROTO);
+		}
+		if (!next_event(p, o.timeout_ms)) {
+			msg("timeout waiting for %s", what);
+			exit(EXIT_PROTO);
+		}
+	}
+}
+
+/* Graceful close: our FIN, then the peer's (a short wait: it may be gone). */
+static void peer_close(struct peer *p)
+{
+	struct mpa_stats st;
+	socklen_t len = sizeof(st);
+	int i;
+
+	if (ioctl(p->sfd, DDP_IOC_SHUTDOWN))
+		verbose("DDP_IOC_SHUTDOWN: %s", strerror(errno));
+	for (i = 0; i < 100 && !p->peer_closed; i++)
+		if (!next_event(p, 100))
+			continue;
+	if (!p->peer_closed)
+		verbose("the peer did not close within 10 s");
+	if (o.verbose && !getsockopt(p->sock, SOL_MPA, MPA_STATS, &st, &len))
+		msg("MPA: tx %llu FPDUs %llu octets, rx %llu FPDUs %llu octets, %llu CRC errors",
+		    (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+		    (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
+		    (unsigned long long)st.rx_crc_errors);
+	close(p->sfd);
+	close(p->sock);
+	close(p->pd);
+}
+
+/* ---- connection, MPA startup, bind ---- */
+
+static int open_socket(void)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = o.listen ? AI_PASSIVE : 0,
+	};
+	struct addrinfo *ai;
+	int fd, lfd, one = 1, ret;
+
+	ret = getaddrinfo(o.host, o.port, &hints, &ai);
+	if (ret) {
+		msg("%s %s: %s", o.host, o.port, gai_strerror(ret));
+		exit(EXIT_SYS);
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die_sys("socket");
+	if (!o.listen) {
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen))
+			die_sys("connect");
+		freeaddrinfo(ai);
+		return fd;
+	}
+	lfd = fd;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
+		die_sys("bind");
+	freeaddrinfo(ai);
+	if (listen(lfd, 1))
+		die_sys("listen");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die_sys("accept");
+	close(lfd);
+	return fd;
+}
+
+static void print_info(struct peer *p)
+{
+	__u8 pd[MPA_MAX_PD_LEN];
+	socklen_t len = sizeof(pd);
+	struct mpa_info info;
+	char hex[3 * 16 + 1] = "";
+	unsigned int i;
+
+	if (!o.verbose)
+		return;
+	get_info(p->sock, &info);
+	msg("MPA rev %u, CRC %s, markers rx %d tx %d, MULPDU %u%s", info.rev,
+	    info.flags & MPA_I_CRC ? "on" : "off",
+	    !!(info.flags & MPA_I_MARKERS_RX), !!(info.flags & MPA_I_MARKERS_TX),
+	    info.mulpdu, info.flags & MPA_I_P2P ? ", P2P" : "");
+	msg("IRD %u ORD %u, peer's IRD %u ORD %u", info.ird, info.ord,
+	    info.peer_ird, info.peer_ord);
+	if (getsockopt(p->sock, SOL_MPA, MPA_PEER_PD, pd, &len))
+		return;
+	for (i = 0; i < len && i < 16; i++)
+		sprintf(hex + 3 * i, " %02x", pd[i]);
+	msg("peer private data: %u octets%s%s", len, hex, len > 16 ? " ..." : "");
+}
+
+static void peer_bind(struct peer *p)
+{
+	struct ddp_bind b = { .sock_fd = p->sock, .nqueues = NQUEUES };
+
+	p->pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	if (p->pd < 0)
+		die_sys("/dev/ddp (is ddp.ko loaded?)");
+	if (ioctl(p->pd, DDP_IOC_BIND, &b))
+		die_sys("DDP_IOC_BIND");
+	p->sfd = b.stream_fd;
+	post_all(p);
+}
+
+/*
+ * MPA revision 2 startup with CRC requested, markers off. The stream is
+ * bound and every receive buffer posted before a message can arrive: the
+ * Initiator right after MPA_START, the Responder before MPA_ACCEPT (siw,
+ * as Initiator, sends its first Send right after our Reply).
+ */
+static void peer_connect(struct peer *p)
+{
+	char buf[sizeof(struct mpa_start)] = { 0 };
+	struct mpa_start *s = (struct mpa_start *)buf;
+	struct pollfd pfd;
+	struct mpa_info info;
+	int waited = 0, step;
+
+	p->sock = open_socket();
+	if (setsockopt(p->sock, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
+		die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
+	s->role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
+	s->rev = 2;
+	s->ird = o.ird;
+	s->ord = o.ord;
+	if (setsockopt(p->sock, SOL_MPA, MPA_START, s, sizeof(*s)))
+		die_sys("MPA_START");
+	if (!o.listen)
+		peer_bind(p);
+
+	step = o.listen ? 1000 : 10;
+	for (;;) {
+		get_info(p->sock, &info);
+		if (info.state == MPA_S_ERROR) {
+			msg("MPA startup failed: MPA error %u (%s)", info.error,
+			    mpa_err_name(info.error));
+			exit(EXIT_LLP);
+		}
+		if (info.state == MPA_S_REJECTED) {
+			msg("the peer rejected the connection (MPA Reply R=1)");
+			exit(EXIT_PROTO);
+		}
+		if (o.listen ? info.state == MPA_S_REQ_RCVD :
+			       info.state == MPA_S_FULL)
+			break;
+		/* the Request makes the socket readable, the Reply does not */
+		pfd.fd = p->sock;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, step) < 0 && errno != EINTR)
+			die_sys("poll");
+		waited += step;
+		if (o.timeout_ms && waited > o.timeout_ms) {
+			msg("timeout during the MPA startup");
+			exit(EXIT_PROTO);
+		}
+	}
+	if (o.listen) {
+		peer_bind(p);
+		if (setsockopt(p->sock, SOL_MPA, MPA_ACCEPT, "", 0))
+			die_sys("MPA_ACCEPT");
+	}
+	print_info(p);
+}
+
+/* ---- applications ---- */
+
+/*
+ * rdma_client / rdma_server (librdmacm examples): both post a 16-octet
+ * receive before connecting / accepting; the client sends 16 octets, the
+ * server answers with 16 octets once it has them, and both disconnect.
+ */
+static int send_exchange(struct peer *p)
+{
+	static __u8 out[EXCHANGE_LEN];
+	struct send_msg *s;
+
+	if (!o.listen)
+		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
+	s = wait_send(p, "the peer's Send");
+	if (!s) {
+		msg("the peer closed the stream before its Send");
+		return EXIT_PROTO;
+	}
+	if (s->len != EXCHANGE_LEN) {
+		msg("the peer's Send has %u octets, not %u", s->len, EXCHANGE_LEN);
+		return EXIT_PROTO;
+	}
+	if (o.listen)
+		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
+	peer_close(p);
+	msg("send exchange done: %u octets each way (%s)", EXCHANGE_LEN,
+	    o.listen ? "responder" : "initiator");
+	return 0;
+}
+
+/* rping's start buffer contents for iteration @ping */
+static void rping_fill(char *buf, unsigned int size, unsigned int ping,
+		       unsigned char *start)
+{
+	unsigned int i;
+	unsigned char c;
+	int cc;
+
+	cc = snprintf(buf, size, "rdma-ping-%u: ", ping);
+	for (i = cc, c = *start; i < size; i++) {
+		buf[i] = c;
+		if (++c > 122)
+			c = 65;
+	}
+	if (++*start > 122)
+		*start = 65;
+	buf[size - 1] = 0;
+}
+
+static void rping_adv(struct peer *p, void *buf, struct mr *m)
+{
+	struct rping_info info = {
+		.buf = htobe64((uintptr_t)buf),
+		.rkey = htobe32(m->stag),
+		.size = htobe32(o.size),
+	};
+
+	send_or_die(p, &info, sizeof(info), 0, QN_SEND, 0, 0, RDMAP_SEND);
+}
+
+static void rping_wait_goahead(struct peer *p)
+{
+	struct send_msg *s = wait_send(p, "the server's go-ahead");
+
+	if (!s) {
+		msg("the server closed the stream");
+		exit(EXIT_PROTO);
+	}
+	if (s->len != sizeof(struct rping_info)) {
+		msg("go-ahead Send of %u octets, not %zu", s->len,
+		    sizeof(struct rping_info));
+		exit(EXIT_PROTO);
+	}
+}
+
+/* rping client: the server reads start_buf and writes it to rdma_buf */
+static int rping_client(struct peer *p)
+{
+	char *start_buf, *rdma_buf;
+	struct mr *start_mr, *rdma_mr;
+	unsigned char start = 65;
+	unsigned int ping, reads;
+
+	start_buf = calloc(1, o.size);
+	rdma_buf = calloc(1, o.size);
+	if (!start_buf || !rdma_buf)
+		die_sys("buffers");
+	rdma_mr = reg_mr(p, rdma_buf, o.size,
+			 DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ);
+	start_mr = reg_mr(p, start_buf, o.size,
+			  DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ);
+
+	for (ping = 0; ping < o.count; ping++) {
+		rping_fill(start_buf, o.size, ping, &start);
+		memset(rdma_buf, 0, o.size);
+		reads = p->reads_served;
+		rping_adv(p, start_buf, start_mr);
+		rping_wait_goahead(p);
+		if (p->reads_served != reads + 1) {
+			msg("ping %u: %u RDMA Reads served before the go-ahead, not 1",
+			    ping, p->reads_served - reads);
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		}
+		rping_adv(p, rdma_buf, rdma_mr);
+		rping_wait_goahead(p);
+		if (p->writes != ping + 1 || p->tagged_stag != rdma_mr->stag) {
+			msg("ping %u: no RDMA Write into the rdma buffer before the go-ahead",
+			    ping);
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		}
+		if (memcmp(start_buf, rdma_buf, o.size)) {
+			msg("ping %u: data mismatch", ping);
+			return EXIT_MISMATCH;
+		}
+		if (o.verbose)
+			printf("ping data: %s\n", rdma_buf);
+	}
+	fflush(stdout);
+	peer_close(p);
+	msg("rping client: %u pings verified (%u RDMA Reads served, %u RDMA Writes received)",
+	    o.count, p->reads_served, p->writes);
+	free(start_buf);
+	free(rdma_buf);
+	return 0;
+}
+
+/* rping server: RDMA Read the client's start buffer, RDMA Write it back */
+static int rping_server(struct peer *p)
+{
+	static const __u8 goahead[sizeof(struct rping_info)];
+	struct rping_info info;
+	__u8 rq[RREQ_LEN];
+	struct send_msg *s;
+	struct mr *m;
+	unsigned int ping, resps;
+	__u32 rkey, len;
+	__u64 addr;
+	char *buf;
+
+	buf = calloc(1, o.size);
+	if (!buf)
+		die_sys("buffer");
+	m = reg_mr(p, buf, o.size, DDP_ACCESS_REMOTE_WRITE);
+
+	for (ping = 0;; ping++) {
+		s = wait_send(p, "the client's start buffer advertisement");
+		if (!s)
+			break;
+		if (s->len != sizeof(info)) {
+			msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		}
+		memcpy(&info, s->data, sizeof(info));
+		len = be32toh(info.size);
+		if (len > o.size || !len) {
+			msg("the client's buffer has %u octets, ours %u", len, o.size);
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		}
+		memset(buf, 0, o.size);
+		put_be(rq, m->stag, 4);
+		put_be(rq + 4, (uintptr_t)buf, 8);
+		put_be(rq + 12, len, 4);
+		put_be(rq + 16, be32toh(info.rkey), 4);
+		put_be(rq + 20, be64toh(info.buf), 8);
+		resps = p->read_resps;
+		send_or_die(p, rq, sizeof(rq), 0, QN_READ_REQ, 0, 0,
+			    RDMAP_READ_REQ);
+		wait_tagged(p, p->tagged_cnt + 1, "the RDMA Read Response");
+		if (p->read_resps != resps + 1 || p->tagged_stag != m->stag ||
+		    p->tagged_to != (uintptr_t)buf || p->tagged_len != len) {
+			msg("ping %u: unexpected tagged message (%s, STag 0x%08x, %u octets)",
+			    ping, op_name(p->tagged_op), p->tagged_stag, p->tagged_len);
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_OPCODE, EXIT_PROTO);
+		}
+		buf[o.size - 1] = 0;
+		if (o.verbose)
+			printf("server ping data: %s\n", buf);
+		send_or_die(p, goahead, sizeof(goahead), 0, QN_SEND, 0, 0,
+			    RDMAP_SEND);
+
+		s = wait_send(p, "the client's rdma buffer advertisement");
+		if (!s) {
+			msg("the client closed the stream in ping %u", ping);
+			return EXIT_PROTO;
+		}
+		if (s->len != sizeof(info)) {
+			msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
+			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+		}
+		memcpy(&info, s->data, sizeof(info));
+		rkey = be32toh(info.rkey);
+		addr = be64toh(info.buf);
+		/* rping writes strlen + 1 octets back */
+		send_or_die(p, buf, strlen(buf) + 1, 1, 0, rkey, addr, RDMAP_WRITE);
+		send_or_die(p, goahead, sizeof(goahead), 0, QN_SEND, 0, 0,
+			    RDMAP_SEND);
+	}
+	fflush(stdout);
+	peer_close(p);
+	free(buf);
+	if (o.count && ping != o.count) {
+		msg("rping server: %u pings, expected %u", ping, o.count);
+		return EXIT_PROTO;
+	}
+	msg("rping server: %u pings (RDMA Read + RDMA Write each), client closed",
+	    ping);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "send-exchange", no_argument, NULL, 'X' },
+		{ "rping", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct peer *p;
+	char *end;
+	long v;
+	int c, count_set = 0;
+
+	while ((c = getopt_long(argc, argv, "lc:s:t:vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			o.listen = 1;
+			break;
+		case 'X':
+			o.mode = MODE_EXCHANGE;
+			break;
+		case 'R':
+			o.mode = MODE_RPING;
+			break;
+		case 'c':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 100000000)
+				goto usage;
+			o.count = v;
+			count_set = 1;
+			break;
+		case 's':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < (long)RPING_MIN || v > RECV_LEN * 1024)
+				goto usage;
+			o.size = v;
+			break;
+		case 't':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 86400)
+				goto usage;
+			o.timeout_ms = v * 1000;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 2 || o.mode == MODE_NONE)
+		goto usage;
+	if (o.listen && !count_set)
+		o.count = 0;
+	if (!o.listen && !o.count)
+		goto usage;
+	o.host = argv[optind];
+	o.port = argv[optind + 1];
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		die_sys("calloc");
+	peer_connect(p);
+	if (o.mode == MODE_EXCHANGE)
+		return send_exchange(p);
+	return o.listen ? rping_server(p) : rping_client(p);
+usage:
+	print_usage(stderr);
+	return EXIT_USAGE;
+}
