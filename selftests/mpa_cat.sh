@@ -145,14 +145,14 @@ else
 	not_ok "mpa_cat --help ($st) and a bad option ($st2)"
 fi
 
-# 6: a bad Request (Rev 2) from a raw peer: the Responder exits with error 4
+# 6: a bad Request (Rev 3, unknown) from a raw peer: the Responder exits with error 4
 port=$((port + 1))
 "$cat" -l 127.0.0.1 "$port" < /dev/null > /dev/null 2> "$tmp/e.err" &
 lpid=$!
 pids+=("$lpid")
 wait_listen "$port"
 exec 3<>"/dev/tcp/127.0.0.1/$port"
-printf 'MPA ID Req Frame\x40\x02\x00\x00' >&3
+printf 'MPA ID Req Frame\x40\x03\x00\x00' >&3
 wait "$lpid"
 st=$?
 exec 3>&-

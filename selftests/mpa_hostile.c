@@ -454,7 +454,7 @@ TEST_F(hostile, malformed_reply)
 		case 0:		/* bad key */
 			rep[15] = 'E';
 			break;
-		case 1:		/* Rev 2 */
+		case 1:		/* Rev 2, above the Request's */
 			rep[17] = 2;
 			break;
 		case 2:		/* Rev 0 */
