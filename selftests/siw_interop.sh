@@ -41,7 +41,7 @@ tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-NTESTS=8
+NTESTS=9
 
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$tools/lib.sh"
@@ -71,7 +71,8 @@ names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"rping -s (siw) <- rdmap-peer --rping -c $count (MPA Initiator)"
 	"rdmap-peer -l --rping (MPA Responder) <- rping -c -C $count -V (siw)"
 	"tshark: MPA rev 2 + CRC both ways, every CRC good, RDMAP flows as expected"
-	"siw bench torn down, siw unloaded")
+	"siw bench torn down, siw unloaded"
+	"rdma_server (siw) <- rdmap-peer -r 1 --send-exchange (MPA revision 1 Initiator)")
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -186,7 +187,7 @@ fi
 
 res=()
 if [ -n "$pwhy" ]; then
-	for i in 2 3 4 5; do skip "${names[$i]}" "$pwhy"; done
+	for i in 2 3 4 5 8; do skip "${names[$i]}" "$pwhy"; done
 else
 	pair ex1 iw0 7471 rdma_server -s 192.0.2.1 -p 7471 -- \
 		"$peer" -v --send-exchange 192.0.2.1 7471
@@ -215,6 +216,11 @@ else
 	[ "$r" = 0 ] && [ "$got" = "$count" ] || r=1
 	res[5]=$r
 	result "$r" "${names[5]}"
+
+	# siw as Responder also takes revision 1 (as Initiator it needs 2)
+	pair ex3 iw0 7473 rdma_server -s 192.0.2.1 -p 7473 -- \
+		"$peer" -v -r 1 --send-exchange 192.0.2.1 7473
+	result $? "${names[8]}"
 fi
 siw_capture_stop
 

@@ -154,13 +154,14 @@ struct opts {
 	int verbose;
 	int timeout_ms;
 	unsigned int ird, ord;
+	unsigned int rev;
 	const char *host;
 	const char *port;
 };
 
 static struct opts o = {
 	.count = 100, .size = RPING_DEFAULT, .timeout_ms = 60000,
-	.ird = 8, .ord = 8,
+	.ird = 8, .ord = 8, .rev = 2,
 };
 
 struct mr {
@@ -204,7 +205,7 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmap-peer [-l] (--send-exchange | --rping) [-c COUNT] [-s SIZE]\n"
-		"                  [-t SEC] [-v] HOST PORT\n"
+		"                  [-r REV] [-t SEC] [-v] HOST PORT\n"
 		"  -l               listen on HOST PORT, accept one connection (MPA Responder)\n"
 		"                   (default: connect, MPA Initiator)\n"
 		"  --send-exchange  rdma_client/rdma_server: one 16-octet Send each way\n"
@@ -212,10 +213,11 @@ static void print_usage(FILE *f)
 		"  -c COUNT         rping iterations (client; server: expected, 0 = any),\n"
 		"                   default 100\n"
 		"  -s SIZE          rping buffer size, default 64 (as rping -S)\n"
+		"  -r REV           MPA revision, 1 or 2 (default 2)\n"
 		"  -t SEC           give up after SEC seconds without progress (default 60)\n"
 		"  -v               verbose: MPA parameters, every message, ping data\n"
 		"  --help           this text\n"
-		"MPA revision 2, CRC requested, no markers, IRD = ORD = 8.\n"
+		"CRC requested, no markers, IRD = ORD = 8 (revision 2).\n"
 		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 data mismatch,\n"
 		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
 }
@@ -767,7 +769,7 @@ static void peer_bind(struct peer *p)
 }
 
 /*
- * MPA revision 2 startup with CRC requested, markers off. The stream is
+ * MPA startup (revision 2 unless -r 1) with CRC requested, markers off. The stream is
  * bound and every receive buffer posted before a message can arrive: the
  * Initiator right after MPA_START, the Responder before MPA_ACCEPT (siw,
  * as Initiator, sends its first Send right after our Reply).
@@ -784,9 +786,11 @@ static void peer_connect(struct peer *p)
 	if (setsockopt(p->sock, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
 		die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
 	s->role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
-	s->rev = 2;
-	s->ird = o.ird;
-	s->ord = o.ord;
+	s->rev = o.rev;
+	if (o.rev == 2) {
+		s->ird = o.ird;
+		s->ord = o.ord;
+	}
 	if (setsockopt(p->sock, SOL_MPA, MPA_START, s, sizeof(*s)))
 		die_sys("MPA_START");
 	if (!o.listen)
@@ -1055,7 +1059,7 @@ int main(int argc, char **argv)
 	long v;
 	int c, count_set = 0;
 
-	while ((c = getopt_long(argc, argv, "lc:s:t:vh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lc:s:r:t:vh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -1078,6 +1082,12 @@ int main(int argc, char **argv)
 			if (*end || v < (long)RPING_MIN || v > RECV_LEN * 1024)
 				goto usage;
 			o.size = v;
+			break;
+		case 'r':
+			v = strtol(optarg, &end, 10);
+			if (*end || (v != 1 && v != 2))
+				goto usage;
+			o.rev = v;
 			break;
 		case 't':
 			v = strtol(optarg, &end, 10);
