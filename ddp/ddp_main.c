@@ -147,6 +147,8 @@ struct ddp_queue {
  * @t_first_to: tagged: TO of the first segment of the current message
  * @t_len: tagged: octets of the current message so far
  * @stopped: an error was reported; later segments are dropped
+ * @dv: DDP version of the stream: 1, or 0 after an MPA revision 0
+ *	(RDMAC) startup (RFC 5044 Appendix C)
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
  * @ev: event ring (user-space streams)
@@ -178,6 +180,7 @@ struct ddp_stream {
 	u64			t_first_to;
 	u64			t_len;
 	bool			stopped;
+	u8			dv;
 	bool			shut;
 
 	struct ddp_event	*ev;
@@ -510,7 +513,7 @@ static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
 	int ret;
 
 	/* hdr holds the header; the payload length comes from MPA */
-	ret = ddp_hdr_parse(s->hdr, seg_len, seg, &s->seg_err);
+	ret = ddp_hdr_parse_dv(s->hdr, seg_len, s->dv, seg, &s->seg_err);
 	if (ret)
 		goto bad;
 	if (seg->tagged) {
@@ -629,7 +632,7 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 	hlen = s->hdr_have ? ddp_hdr_len(s->hdr[0]) : DDP_UNTAGGED_HDR_LEN;
 	if (!len || (!s->seg_bad && s->hdr_have < hlen)) {
 		/* shorter than its header: ddp_hdr_parse() names the error */
-		ddp_hdr_parse(s->hdr, s->hdr_have, seg, &s->seg_err);
+		ddp_hdr_parse_dv(s->hdr, s->hdr_have, s->dv, seg, &s->seg_err);
 		s->seg_bad = true;
 	}
 	if (s->seg_bad) {
@@ -679,14 +682,25 @@ static void ddp_peer_closed(struct mpa_conn *conn)
 		ddp_event(s, &ev);
 }
 
+/* DDP version 0 goes with MPA revision 0 (RFC 5044 Appendix C). */
+static void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn)
+{
+	struct mpa_info info;
+
+	mpa_conn_info(conn, &info);
+	s->dv = info.state != MPA_S_IDLE && info.rev == 0 ? 0 : DDP_VERSION;
+}
+
 /* Startup stays with whoever started MPA on the socket. */
 static void ddp_request(struct mpa_conn *conn, const void *pd, u16 pd_len)
 {
+	ddp_set_version(mpa_conn_priv(conn), conn);
 }
 
 static void ddp_reply(struct mpa_conn *conn, bool rejected, const void *pd,
 		      u16 pd_len)
 {
+	ddp_set_version(mpa_conn_priv(conn), conn);
 }
 
 static struct mpa_consumer ddp_consumer = {
@@ -747,6 +761,7 @@ static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *so
 	s->ops = ops;
 	s->priv = priv;
 	s->ev = ev;
+	s->dv = DDP_VERSION;
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {
 		INIT_LIST_HEAD(&s->q[i].bufs);
@@ -768,6 +783,7 @@ static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *so
 		return ERR_CAST(conn);
 	}
 	s->conn = conn;
+	ddp_set_version(s, conn);
 	return s;
 }
 
@@ -971,6 +987,8 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		else
 			ddp_untagged_hdr_build(&h.u, last, desc->rsvdulp, desc->qn,
 					       msn, off);
+		/* both headers start with the control octet */
+		h.t.ctrl = (h.t.ctrl & ~DDP_DV_MASK) | s->dv;
 		ret = mpa_sendv(s->conn, &h, hlen, data, len, 0);
 		if (ret < 0)
 			goto out;

@@ -68,6 +68,23 @@ static void ddp_put_be64(u64 v, void *p)
 int ddp_hdr_parse(const void *seg, u32 len, struct ddp_seg *out,
 		  struct ddp_err *err)
 {
+	return ddp_hdr_parse_dv(seg, len, DDP_VERSION, out, err);
+}
+
+/**
+ * ddp_hdr_parse_dv() - ddp_hdr_parse() for a stream of DDP version @dv
+ * @seg: the segment
+ * @len: its length
+ * @dv: the stream's version: 1, or 0 after an MPA revision 0 startup
+ *	(RFC 5044 Appendix C)
+ * @out: the parsed segment
+ * @err: error number when it fails
+ *
+ * Return: 0, or -EINVAL with @err set.
+ */
+int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
+		     struct ddp_err *err)
+{
 	const u8 *p = seg;
 	u32 hlen;
 	u8 ctrl;
@@ -105,7 +122,7 @@ int ddp_hdr_parse(const void *seg, u32 len, struct ddp_seg *out,
 		out->payload_len = len - hlen;
 	}
 
-	if (out->dv != DDP_VERSION) {
+	if (out->dv != dv) {
 		if (out->tagged)
 			return ddp_fail(err, DDP_ETYPE_TAGGED,
 					DDP_ECODE_T_INVALID_DV);

@@ -111,6 +111,8 @@ struct ddp_segmenter {
 
 int ddp_hdr_parse(const void *seg, u32 len, struct ddp_seg *out,
 		  struct ddp_err *err);
+int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
+		     struct ddp_err *err);
 int ddp_check_tagged(const struct ddp_seg *s, const struct ddp_region_view *r,
 		     u32 stream_id, struct ddp_err *err);
 int ddp_check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q,

@@ -386,6 +386,16 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 {
 	struct tcp_sock *tp = tcp_sk(c->sk);
 
+	/*
+	 * Revision 0 (RDMAC): markers in both directions and CRC, whatever
+	 * this end asked for (RFC 5044 Appendix C.2.4 and C.2.5).
+	 */
+	if (c->rev == 0) {
+		c->lflags |= MPA_F_MARKERS;
+		c->lflags &= ~MPA_F_NO_CRC;
+		peer_markers = true;
+	}
+
 	c->markers_tx = peer_markers;
 	c->crc = c->peer.crc || !(c->lflags & MPA_F_NO_CRC);
 	mpa_rx_init(&c->rx, c->rxbuf, c->lflags & MPA_F_MARKERS, c->crc);
@@ -403,6 +413,31 @@ static void mpa_tx_open(struct mpa_conn *c)
 	if (c->consumer && c->consumer->write_space)
 		c->consumer->write_space(c);
 	c->saved_write_space(c->sk);
+}
+
+/*
+ * Revisions a peer frame may carry. A Responder answers revision 2 with
+ * its own revision; an Initiator takes a Reply of its revision or
+ * below. Revision 0 (RFC 5044 Appendix C) only when permissive.
+ */
+static u32 mpa_rev_mask(const struct mpa_conn *c)
+{
+	u32 mask = BIT(1);
+
+	/* an RDMAC Initiator understands only a revision 0 Reply */
+	if (c->rev == 0 && !mpa_is_responder(c))
+		return BIT(0);
+	if (mpa_is_responder(c) || c->rev == 2)
+		mask |= BIT(2);
+	if (c->lflags & MPA_F_PERMISSIVE)
+		mask |= BIT(0);
+	return mask;
+}
+
+/* An RDMAC (revision 0) peer always sets M and C (RFC 5044 Figure 14). */
+static bool mpa_rdmac_bad(const struct mpa_conn *c)
+{
+	return !c->peer.markers || !c->peer.crc;
 }
 
 /*
@@ -452,6 +487,11 @@ static void mpa_frame_done(struct mpa_conn *c)
 		return;
 	}
 	c->rev = min(c->rev, c->peer.rev);
+	/* revision 0: markers both ways and CRC (RFC 5044 Appendix C) */
+	if (c->rev == 0) {
+		c->lflags |= MPA_F_MARKERS;
+		c->lflags &= ~MPA_F_NO_CRC;
+	}
 	if (c->role == MPA_ROLE_RESPONDER) {
 		c->state = MPA_S_REQ_RCVD;
 		if (c->consumer)
@@ -490,9 +530,9 @@ static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
 			 * A Responder answers revision 2 with its own revision;
 			 * an Initiator takes a Reply of its revision or below.
 			 */
-			err = mpa_frame_decode(c->frame, mpa_is_responder(c) ||
-					       c->rev == 2 ? BIT(1) | BIT(2) : BIT(1),
-					       &c->peer);
+			err = mpa_frame_decode(c->frame, mpa_rev_mask(c), &c->peer);
+			if (!err && c->peer.rev == 0 && mpa_rdmac_bad(c))
+				err = -EPROTO;
 			/* a Request to an Initiator: Initiator/Initiator */
 			if (!err && c->peer.request != mpa_is_responder(c))
 				err = -EPROTO;
@@ -707,11 +747,14 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 	if (c->state != MPA_S_IDLE)
 		return -EISCONN;
 	rev = s->rev ? s->rev : READ_ONCE(default_rev);
-	if (rev != 1 && rev != 2)
+	if (rev == MPA_REV_RDMAC)
+		rev = 0;
+	else if (rev != 1 && rev != 2)
 		return -EPROTONOSUPPORT;
 	if ((s->role != MPA_ROLE_INITIATOR && s->role != MPA_ROLE_RESPONDER) ||
-	    (s->flags & ~(MPA_F_MARKERS | MPA_F_NO_CRC | MPA_F_V2)) ||
-	    (rev == 1 && ((s->flags & MPA_F_V2) || s->ird || s->ord)) ||
+	    (s->flags & ~(MPA_F_MARKERS | MPA_F_NO_CRC | MPA_F_V2 | MPA_F_PERMISSIVE)) ||
+	    (rev < 2 && ((s->flags & MPA_F_V2) || s->ird || s->ord)) ||
+	    (rev == 0 && (s->flags & MPA_F_NO_CRC)) ||
 	    s->ird > MPA_V2_IRD_ORD_MASK || s->ord > MPA_V2_IRD_ORD_MASK ||
 	    s->pd_len > MPA_MAX_PD_LEN - (rev == 2 ? MPA_V2_DATA_LEN : 0) ||
 	    s->lsm_len > MPA_MAX_LSM_LEN ||
@@ -733,6 +776,9 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 	c->role = s->role;
 	c->rev = rev;
 	c->lflags = s->flags;
+	/* an RDMAC end requires markers and CRC (RFC 5044 Figure 14) */
+	if (rev == 0)
+		c->lflags |= MPA_F_MARKERS | MPA_F_PERMISSIVE;
 	c->v2_local = (struct mpa_v2_info){
 		.ird = s->ird,
 		.ord = s->ord,

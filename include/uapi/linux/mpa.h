@@ -38,12 +38,22 @@
 #define MPA_F_RTR_SEND		(1U << 3) /* zero-length Send is an acceptable RTR */
 #define MPA_F_RTR_WRITE		(1U << 4) /* zero-length RDMA Write is acceptable */
 #define MPA_F_RTR_READ		(1U << 5) /* zero-length RDMA Read is acceptable */
+/* RFC 5044 Appendix C: accept revision 0 (RDMA Consortium) peers */
+#define MPA_F_PERMISSIVE	(1U << 6)
+
+/*
+ * struct mpa_start.rev: speak revision 0 (RDMA Consortium, RFC 5044
+ * Appendix C) ourselves: send Rev 0 frames with M and C set. Implies
+ * MPA_F_PERMISSIVE. (0 in rev means the module's default revision.)
+ */
+#define MPA_REV_RDMAC		0x100
 
 /**
  * struct mpa_start - argument of MPA_START
  * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER
  * @flags: MPA_F_*
- * @rev: MPA revision: 1, 2 (RFC 6581), or 0 for the module's default_rev.
+ * @rev: MPA revision: 1, 2 (RFC 6581), MPA_REV_RDMAC for revision 0, or 0
+ *	for the module's default_rev.
  *	A revision 2 Responder also accepts revision 1, a revision 2
  *	Initiator falls back to revision 1 when the Reply has it.
  * @pd_len: private data length (Initiator: in the Request), 0..512, or

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Permissive revision 0 (RFC 5044 Appendix C, Figures 14 to 17): an RDMA
+ * Consortium peer (emulated with MPA_REV_RDMAC) against permissive and
+ * non-permissive ends, both roles. Needs mpa.ko loaded.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/mpa.h>
+
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+
+static int r0_start(int fd, __u32 role, __u32 flags, __u16 rev)
+{
+	struct mpa_start s = { .role = role, .flags = flags, .rev = rev };
+
+	return setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s));
+}
+
+static struct mpa_info r0_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+static __u32 r0_wait_state(int fd, __u32 from)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		__u32 st = r0_info(fd).state;
+
+		if (st != from)
+			return st;
+		usleep(10000);
+	}
+	return from;
+}
+
+static int r0_read_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 5000) != 1)
+			return -1;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
+}
+
+FIXTURE(pair)
+{
+	int fds[2];	/* [0] Initiator, [1] Responder */
+};
+
+FIXTURE_SETUP(pair)
+{
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	close(self->fds[0]);
+	close(self->fds[1]);
+}
+
+/* Revision 0 both ways: markers in both directions, CRC, FPDUs flow. */
+static void r0_expect_rdmac(struct __test_metadata *_metadata, int fds[2])
+{
+	__u32 want = MPA_I_MARKERS_RX | MPA_I_MARKERS_TX | MPA_I_CRC;
+	char buf[8];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct mpa_info in = r0_info(fds[i]);
+
+		EXPECT_EQ(MPA_S_FULL, in.state);
+		EXPECT_EQ(0, in.rev);
+		EXPECT_EQ(want, in.flags & want);
+	}
+	ASSERT_EQ(5, send(fds[0], "hello", 5, 0));
+	ASSERT_EQ(5, recv(fds[1], buf, sizeof(buf), 0));
+	ASSERT_EQ(2, send(fds[1], "ok", 2, 0));
+	ASSERT_EQ(2, recv(fds[0], buf, sizeof(buf), 0));
+}
+
+/* Figure 16, RDMAC Initiator and permissive Responder with M=0: V=0, M=1/1 */
+TEST_F(pair, rdmac_initiator_permissive_responder)
+{
+	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
+
+	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, MPA_F_PERMISSIVE, 1));
+	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
+	ASSERT_EQ(MPA_S_FULL, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	r0_expect_rdmac(_metadata, self->fds);
+}
+
+/* Figure 16, permissive Initiator (Rev 1, M=0) and RDMAC Responder */
+TEST_F(pair, permissive_initiator_rdmac_responder)
+{
+	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
+
+	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, MPA_REV_RDMAC));
+	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_PERMISSIVE, 1));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
+	ASSERT_EQ(MPA_S_FULL, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	r0_expect_rdmac(_metadata, self->fds);
+}
+
+/* Figure 15: a non-permissive Responder closes on a revision 0 Request */
+TEST_F(pair, rdmac_initiator_non_permissive_responder_closes)
+{
+	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, 1));
+	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
+	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(self->fds[1], MPA_S_REQ_WAIT));
+	EXPECT_EQ(MPA_ERR_STARTUP, r0_info(self->fds[1]).error);
+}
+
+/* Figure 15: a non-permissive Initiator closes on a revision 0 Reply */
+TEST_F(pair, non_permissive_initiator_rdmac_responder_closes)
+{
+	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
+
+	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, MPA_REV_RDMAC));
+	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, 1));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
+	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	EXPECT_EQ(MPA_ERR_STARTUP, r0_info(self->fds[0]).error);
+}
+
+/* An RDMAC end sends Rev 0 with M and C set (C.2.4), even if asked for less */
+TEST(rdmac_request_bytes)
+{
+	static const __u8 want[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+		0xc0, 0x00, 0x00, 0x00,
+	};
+	__u8 got[sizeof(want)];
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, r0_start(fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
+	ASSERT_EQ(0, r0_read_all(fds[1], got, sizeof(got)));
+	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A revision 0 peer frame without M or C is not an RDMAC one: error 4 */
+TEST(rdmac_request_without_markers_is_error_4)
+{
+	static const __u8 req[] = {
+		'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+		0x40, 0x00, 0x00, 0x00,
+	};
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, r0_start(fds[1], MPA_ROLE_RESPONDER, MPA_F_PERMISSIVE, 1));
+	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
+	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(fds[1], MPA_S_REQ_WAIT));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(rdmac_refuses_no_crc)
+{
+	int fds[2];
+
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	EXPECT_EQ(-1, r0_start(fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, MPA_REV_RDMAC));
+	EXPECT_EQ(EINVAL, errno);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST_HARNESS_MAIN
