@@ -496,7 +496,8 @@ TEST_F(hostile, malformed_request)
 		ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
 		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
 		ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-		mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 2 : 1, NULL, 0);
+		/* k 1: Rev 3, a revision nobody speaks */
+		mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 3 : 1, NULL, 0);
 		if (k == 0)
 			req[0] = 'm';
 		ASSERT_EQ(0, mt_writen(self->fds[0], req, 20));
