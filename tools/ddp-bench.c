@@ -12,9 +12,12 @@
  * never overruns the posted buffers or the event ring. Raw TCP is the
  * same message size with write()/read(). --table runs every mode with
  * markers off and on (CRC on) in several rounds and prints the medians.
+ * --listen-addr/--connect-addr and --sink-netns/--source-netns move the
+ * two ends off loopback, e.g. onto a veth pair between two namespaces.
  * See ddp-bench(1).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +25,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -130,8 +134,11 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ddp-bench [--mode tcp|tagged|untagged] [--markers] [--size N]\n"
-		"                 [--seconds S] [-6]\n"
+		"                 [--seconds S] [-6] [ENDPOINTS]\n"
 		"       ddp-bench --table [--rounds N] [--size N] [--seconds S] [-6]\n"
+		"                 [ENDPOINTS]\n"
+		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
+		"           [--source-netns NAME]\n"
 		"  --mode M     what to measure (default tagged)\n"
 		"  --markers    MPA markers in both directions\n"
 		"  --size N     message size in octets (default 65536, at most 16 MiB)\n"
@@ -139,14 +146,24 @@ static void print_usage(FILE *f)
 		"  --table      raw TCP, tagged and untagged with markers off/on, CRC on\n"
 		"  --rounds N   rounds of the table, medians are printed (default 3)\n"
 		"  -6           IPv6 loopback (default IPv4)\n"
+		"  --listen-addr A   sink's bind address (default loopback)\n"
+		"  --connect-addr A  source's target (default: the listen address)\n"
+		"  --sink-netns NAME    sink socket in /run/netns/NAME\n"
+		"  --source-netns NAME  source socket in /run/netns/NAME\n"
 		"  --help       this text\n");
 }
 
 /* ---- connection setup ---- */
 
 static int family = AF_INET;
+static const char *listen_addr;		/* NULL: loopback */
+static const char *connect_addr;	/* NULL: listen_addr */
+static const char *sink_netns, *source_netns;
+static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 
-static socklen_t loop_addr(struct sockaddr_storage *ss, int port)
+/* @addr (numeric, of the family), or loopback if NULL, with @port. */
+static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
+			   int port)
 {
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
@@ -155,20 +172,63 @@ static socklen_t loop_addr(struct sockaddr_storage *ss, int port)
 	if (family == AF_INET6) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_addr = in6addr_loopback;
+		if (addr && inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
+			goto bad;
 		s6->sin6_port = htons(port);
 		return sizeof(*s6);
 	}
 	s4->sin_family = AF_INET;
 	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (addr && inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+		goto bad;
 	s4->sin_port = htons(port);
 	return sizeof(*s4);
+bad:
+	fprintf(stderr, "ddp-bench: not an IPv%c address: %s\n",
+		family == AF_INET6 ? '6' : '4', addr);
+	exit(2);
+}
+
+/* An fd for the namespace /run/netns/@name (ip-netns(8)). */
+static int open_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	if (strchr(name, '/')) {
+		fprintf(stderr, "ddp-bench: bad namespace name: %s\n", name);
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "ddp-bench: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/*
+ * Move the calling thread to the network namespace @fd (-1: stay). A
+ * socket belongs to the namespace it was created in, so the listener is
+ * made in the sink's, the source's socket in the source's.
+ */
+static void enter_netns(int fd, const char *name)
+{
+	if (fd >= 0 && setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "ddp-bench: setns %s: %s\n", name, strerror(errno));
+		exit(1);
+	}
 }
 
 static int make_listener(int *port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = loop_addr(&ss, 0);
-	int fd = socket(family, SOCK_STREAM, 0);
+	socklen_t len = make_addr(&ss, listen_addr, 0);
+	int fd;
+
+	enter_netns(sink_ns_fd, sink_netns);
+	fd = socket(family, SOCK_STREAM, 0);
 
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1) ||
 	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
@@ -178,6 +238,10 @@ static int make_listener(int *port)
 	*port = ntohs(family == AF_INET6 ?
 		      ((struct sockaddr_in6 *)&ss)->sin6_port :
 		      ((struct sockaddr_in *)&ss)->sin_port);
+	if (source_ns_fd >= 0)
+		enter_netns(source_ns_fd, source_netns);
+	else
+		enter_netns(orig_ns_fd, "back");
 	return fd;
 }
 
@@ -566,7 +630,7 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	}
 	close(lfd);
 	alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
-	len = loop_addr(&ss, port);
+	len = make_addr(&ss, connect_addr ? connect_addr : listen_addr, port);
 	fd = socket(family, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len)) {
 		set_err("connect: %s", strerror(errno));
@@ -605,8 +669,17 @@ static void print_header(size_t size, double secs, int rounds)
 	struct utsname u;
 
 	uname(&u);
-	printf("ddp-bench: kernel %s, %s loopback, %zu-octet messages, window %d,\n",
-	       u.release, family == AF_INET6 ? "IPv6" : "IPv4", size, WINDOW);
+	if (listen_addr || connect_addr || sink_netns || source_netns) {
+		printf("ddp-bench: kernel %s, sink on %s (netns %s), source (netns %s) to %s,\n",
+		       u.release, listen_addr ? listen_addr : "loopback",
+		       sink_netns ? sink_netns : "-", source_netns ? source_netns : "-",
+		       connect_addr ? connect_addr :
+		       listen_addr ? listen_addr : "loopback");
+		printf("ddp-bench: %zu-octet messages, window %d,\n", size, WINDOW);
+	} else {
+		printf("ddp-bench: kernel %s, %s loopback, %zu-octet messages, window %d,\n",
+		       u.release, family == AF_INET6 ? "IPv6" : "IPv4", size, WINDOW);
+	}
 	printf("ddp-bench: %.1f s per run after a warm-up, %d round(s), MPA CRC on\n",
 	       secs, rounds);
 }
@@ -664,10 +737,15 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "listen-addr", required_argument, NULL, 'L' },
+		{ "connect-addr", required_argument, NULL, 'C' },
+		{ "sink-netns", required_argument, NULL, 'N' },
+		{ "source-netns", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfg one = { "ddp tagged", M_TAGGED, 0 };
+	struct sockaddr_storage ss;
 	int table = 0, rounds = 3, c;
 	double secs = 2;
 	size_t size = DEF_SIZE;
@@ -718,6 +796,18 @@ int main(int argc, char **argv)
 		case '6':
 			family = AF_INET6;
 			break;
+		case 'L':
+			listen_addr = optarg;
+			break;
+		case 'C':
+			connect_addr = optarg;
+			break;
+		case 'N':
+			sink_netns = optarg;
+			break;
+		case 'n':
+			source_netns = optarg;
+			break;
 		case 'h':
 			print_usage(stdout);
 			return 0;
@@ -730,6 +820,20 @@ int main(int argc, char **argv)
 		print_usage(stderr);
 		return 2;
 	}
+	/* a bad address is a usage error, found before any output */
+	make_addr(&ss, listen_addr, 0);
+	make_addr(&ss, connect_addr, 0);
+	if (sink_netns || source_netns) {
+		orig_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (orig_ns_fd < 0) {
+			perror("ddp-bench: /proc/self/ns/net");
+			return 1;
+		}
+	}
+	if (sink_netns)
+		sink_ns_fd = open_netns(sink_netns);
+	if (source_netns)
+		source_ns_fd = open_netns(source_netns);
 	signal(SIGPIPE, SIG_IGN);
 	raise_memlock();
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
