@@ -46,6 +46,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	CHECK(info.markers == !!(hdr[16] & MPA_FLAG_M));
 	CHECK(info.crc == !!(hdr[16] & MPA_FLAG_C));
 	CHECK(info.reject == !!(hdr[16] & MPA_FLAG_R));
+	/* the enhanced-data flag exists from revision 2 on (RFC 6581) */
+	CHECK(info.enhanced == (hdr[17] >= 2 && (hdr[16] & MPA_FLAG_E)));
 	CHECK(info.rev == hdr[17]);
 	CHECK(info.pd_len == get_unaligned_be16(hdr + 18));
 	if (ret == -EPROTONOSUPPORT) {
@@ -59,13 +61,14 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	}
 	CHECK(info.pd_len <= MPA_MAX_PD_LEN);
 
-	/* round trip: same header but for the reserved bits */
+	/* round trip: same header but for the reserved bits (E before rev 2) */
 	if (info.pd_len <= avail) {
 		ret = mpa_frame_encode(out, sizeof(out), &info,
 				       data + 4 + MPA_FRAME_HDR_LEN);
 		CHECK(ret == (int)(MPA_FRAME_HDR_LEN + info.pd_len));
 		CHECK(!memcmp(out, hdr, 16));
-		CHECK(out[16] == (hdr[16] & ~MPA_FLAG_RES));
+		CHECK(out[16] == (hdr[16] & ~(MPA_FLAG_RES |
+					      (info.rev < 2 ? MPA_FLAG_E : 0))));
 		CHECK(!memcmp(out + 17, hdr + 17, 3));
 		CHECK(!memcmp(out + MPA_FRAME_HDR_LEN,
 			      data + 4 + MPA_FRAME_HDR_LEN, info.pd_len));
@@ -73,6 +76,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		CHECK(back.request == info.request &&
 		      back.markers == info.markers && back.crc == info.crc &&
 		      back.reject == info.reject && back.rev == info.rev &&
+		      back.enhanced == info.enhanced &&
 		      back.pd_len == info.pd_len);
 		CHECK(mpa_frame_encode(out, ret - 1, &info,
 				       data + 4 + MPA_FRAME_HDR_LEN) == -ENOSPC);
