@@ -41,7 +41,7 @@ tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-NTESTS=9
+NTESTS=10
 
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$tools/lib.sh"
@@ -72,7 +72,8 @@ names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"rdmap-peer -l --rping (MPA Responder) <- rping -c -C $count -V (siw)"
 	"tshark: MPA rev 2 + CRC both ways, every CRC good, RDMAP flows as expected"
 	"siw bench torn down, siw unloaded"
-	"rdma_server (siw) <- rdmap-peer -r 1 --send-exchange (MPA revision 1 Initiator)")
+	"rdma_server (siw) <- rdmap-peer -r 1 --send-exchange (MPA revision 1 Initiator)"
+	"rdmap-peer -r 1 -l --send-exchange <- rdma_client (siw built for MPA revision 1)")
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -335,6 +336,25 @@ if "$tools/netns-down" --quiet > "$tmp/down" 2>&1 &&
 else
 	sed 's/^/# /' "$tmp/down"
 	not_ok "${names[7]}"
+fi
+
+# 10: siw as a revision 1 Initiator needs a siw built so (tools/siw/build
+# --rev1): stock siw 6.1 always starts with revision 2
+ko1=${SIW_REV1_KO:-$top/build/siw-rev1/siw.ko}
+if [ ! -f "$ko1" ]; then
+	skip "${names[9]}" "no $ko1 (tools/siw/build --rev1)"
+elif ! "$tools/netns-up" --quiet --ko "$ko1" > "$tmp/up1" 2>&1; then
+	sed 's/^/# /' "$tmp/up1"
+	not_ok "${names[9]}"
+else
+	up=1
+	pair ex4 iw0 7476 "$peer" -v -r 1 -l --send-exchange 192.0.2.1 7476 -- \
+		rdma_client -s 192.0.2.1 -p 7476
+	r=$?
+	grep -q 'MPA rev 1' "$tmp/ex4.srv" || r=1
+	up=0
+	"$tools/netns-down" --quiet > /dev/null 2>&1 || r=1
+	result "$r" "${names[9]}"
 fi
 
 exit $fail
