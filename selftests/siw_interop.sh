@@ -41,7 +41,7 @@ tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-NTESTS=10
+NTESTS=12
 
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$tools/lib.sh"
@@ -73,7 +73,9 @@ names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"tshark: MPA rev 2 + CRC both ways, every CRC good, RDMAP flows as expected"
 	"siw bench torn down, siw unloaded"
 	"rdma_server (siw) <- rdmap-peer -r 1 --send-exchange (MPA revision 1 Initiator)"
-	"rdmap-peer -r 1 -l --send-exchange <- rdma_client (siw built for MPA revision 1)")
+	"rdmap-peer -r 1 -l --send-exchange <- rdma_client (siw built for MPA revision 1)"
+	"rdma_server (siw peer-to-peer) <- rdmap-peer --p2p --send-exchange: RTR sent"
+	"rdmap-peer --p2p -l --rping <- rping -c -C 10 -V (siw peer-to-peer): RTR received")
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -355,6 +357,34 @@ else
 	up=0
 	"$tools/netns-down" --quiet > /dev/null 2>&1 || r=1
 	result "$r" "${names[9]}"
+fi
+
+# 11, 12: RFC 6581 peer-to-peer with the RTR message, against siw built to
+# ask for it (tools/siw/build --p2p); both sides agree on an RDMA Write RTR
+kop=${SIW_P2P_KO:-$top/build/siw-p2p/siw.ko}
+if [ ! -f "$kop" ]; then
+	skip "${names[10]}" "no $kop (tools/siw/build --p2p)"
+	skip "${names[11]}" "no $kop (tools/siw/build --p2p)"
+elif ! "$tools/netns-up" --quiet --ko "$kop" > "$tmp/up2" 2>&1; then
+	sed 's/^/# /' "$tmp/up2"
+	not_ok "${names[10]}"
+	not_ok "${names[11]}"
+else
+	up=1
+	pair p2a iw0 7491 rdma_server -s 192.0.2.1 -p 7491 -- \
+		"$peer" --p2p -v --send-exchange 192.0.2.1 7491
+	r=$?
+	grep -q 'RTR sent: write' "$tmp/p2a.cli" || r=1
+	result "$r" "${names[10]}"
+	pair p2b iw0 7494 "$peer" --p2p -v -l --rping -c 10 192.0.2.1 7494 -- \
+		rping -c -a 192.0.2.1 -p 7494 -C 10 -v -V
+	r=$?
+	got=$(grep -c '^ping data: rdma-ping-' "$tmp/p2b.cli")
+	echo "# rping client verified $got of 10 pings"
+	[ "$got" = 10 ] && grep -q 'RTR received: write' "$tmp/p2b.srv" || r=1
+	up=0
+	"$tools/netns-down" --quiet > /dev/null 2>&1 || r=1
+	result "$r" "${names[11]}"
 fi
 
 exit $fail

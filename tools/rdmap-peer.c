@@ -155,6 +155,7 @@ struct opts {
 	int timeout_ms;
 	unsigned int ird, ord;
 	unsigned int rev;
+	int p2p;
 	const char *host;
 	const char *port;
 };
@@ -197,6 +198,10 @@ struct peer {
 	__u64 tagged_to;
 	unsigned int writes, read_resps, reads_served;
 	int peer_closed;
+	/* RFC 6581 peer-to-peer: the agreed RTR type (MPA_F_RTR_*), 0 if none */
+	__u32 rtr;
+	int rtr_wait;	/* Responder: RTR not received yet */
+	int rtr_resp;	/* Initiator, Read RTR: Read Response not received yet */
 };
 
 /* ---- messages and errors ---- */
@@ -205,7 +210,7 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmap-peer [-l] (--send-exchange | --rping) [-c COUNT] [-s SIZE]\n"
-		"                  [-r REV] [-t SEC] [-v] HOST PORT\n"
+		"                  [-r REV] [-t SEC] [-v] [--p2p] HOST PORT\n"
 		"  -l               listen on HOST PORT, accept one connection (MPA Responder)\n"
 		"                   (default: connect, MPA Initiator)\n"
 		"  --send-exchange  rdma_client/rdma_server: one 16-octet Send each way\n"
@@ -216,6 +221,9 @@ static void print_usage(FILE *f)
 		"  -r REV           MPA revision, 1 or 2 (default 2)\n"
 		"  -t SEC           give up after SEC seconds without progress (default 60)\n"
 		"  -v               verbose: MPA parameters, every message, ping data\n"
+		"  --p2p            RFC 6581 peer-to-peer model (revision 2): offer\n"
+		"                   Write, Read and Send RTR; the Initiator sends the\n"
+		"                   agreed RTR first, the Responder waits for it\n"
 		"  --help           this text\n"
 		"CRC requested, no markers, IRD = ORD = 8 (revision 2).\n"
 		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 data mismatch,\n"
@@ -456,7 +464,7 @@ static void serve_read(struct peer *p, const __u8 *data, __u32 len)
 	src_to = get_be(data + 20, 8);
 	verbose("<- RDMA Read Request: %u octets from STag 0x%08x TO 0x%llx",
 		size, src_stag, (unsigned long long)src_to);
-	verbose("   into STag 0x%08x TO 0x%llx", src_stag, (unsigned long long)src_to, sink_stag,
+	verbose("   into STag 0x%08x TO 0x%llx", sink_stag,
 		(unsigned long long)sink_to);
 	for (i = 0; i < p->nmr; i++)
 		if (p->mr[i].stag == src_stag)
@@ -513,6 +521,73 @@ static void got_terminate(const __u8 *data, __u32 len)
 	msg("(read with Layer and EType swapped, as siw 6.1 sends them: layer %u, type 0x%x: %s)",
 	    etype, layer, term_name(etype, layer, ecode));
 	exit(EXIT_TERM);
+}
+
+static const char *rtr_name(__u32 rtr)
+{
+	switch (rtr) {
+	case MPA_F_RTR_WRITE:
+		return "write";
+	case MPA_F_RTR_READ:
+		return "read";
+	case MPA_F_RTR_SEND:
+		return "send";
+	}
+	return "none";
+}
+
+/*
+ * Responder, peer-to-peer: the first message must be the RTR (RFC 6581
+ * 7.1): a zero-length RDMA Write, a zero-length RDMA Read Request (answered
+ * with a zero-length Read Response) or a zero-length Send. One of another
+ * type than the agreed one is accepted with a warning.
+ */
+static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
+{
+	const __u8 *data = NULL;
+	__u32 rtr = 0;
+	int ret;
+
+	if (ev->type == DDP_EV_TAGGED) {
+		if (op == RDMAP_WRITE && !ev->len)
+			rtr = MPA_F_RTR_WRITE;
+	} else if (ev->cookie < NRECV) {
+		data = p->rb[ev->cookie].data;
+		if (ev->qn == QN_SEND && op == RDMAP_SEND && !ev->len)
+			rtr = MPA_F_RTR_SEND;
+		else if (ev->qn == QN_READ_REQ && op == RDMAP_READ_REQ &&
+			 ev->len == RREQ_LEN && !get_be(data + 12, 4))
+			rtr = MPA_F_RTR_READ;
+	}
+	if (!rtr) {
+		msg("peer-to-peer: %s of %u octets before the RTR (%s)",
+		    op_name(op), ev->len, rtr_name(p->rtr));
+		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
+			  TERM_ECODE_OPCODE, EXIT_PROTO);
+		return;
+	}
+	if (ev->type == DDP_EV_TAGGED)
+		verbose("<- %s, 0 octets, STag 0x%08x TO 0x%llx", op_name(op),
+			ev->stag, (unsigned long long)ev->to);
+	else
+		verbose("<- %s, 0 octets, QN %u MSN %u", op_name(op), ev->qn,
+			ev->msn);
+	if (rtr == MPA_F_RTR_READ) {
+		ret = send_msg(p, "", 0, 1, 0, get_be(data, 4),
+			       get_be(data + 4, 8), RDMAP_READ_RESP);
+		if (ret) {
+			msg("sending the RTR Read Response: %s", strerror(-ret));
+			exit(EXIT_SYS);
+		}
+	}
+	if (data)
+		post_recv(p, ev->cookie);
+	if (rtr != p->rtr)
+		msg("RTR received: %s (agreed: %s)", rtr_name(rtr),
+		    rtr_name(p->rtr));
+	else
+		verbose("RTR received: %s", rtr_name(rtr));
+	p->rtr_wait = 0;
 }
 
 /* One event of the stream: dispatch it. Returns 0 on timeout. */
@@ -572,6 +647,17 @@ static int next_event(struct peer *p, int timeout_ms)
 		    ev.rsvdulp[0] >> 6);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
 			  TERM_ECODE_VERSION, EXIT_PROTO);
+	}
+	if (p->rtr_wait) {
+		got_rtr(p, &ev, op);
+		return 1;
+	}
+	if (p->rtr_resp && ev.type == DDP_EV_TAGGED &&
+	    op == RDMAP_READ_RESP && !ev.len) {
+		verbose("<- %s, 0 octets, STag 0x%08x TO 0x%llx: the RTR's",
+			op_name(op), ev.stag, (unsigned long long)ev.to);
+		p->rtr_resp = 0;
+		return 1;
 	}
 	if (ev.type == DDP_EV_TAGGED) {
 		verbose("<- %s, %u octets, STag 0x%08x TO 0x%llx", op_name(op),
@@ -769,6 +855,72 @@ static void peer_bind(struct peer *p)
 }
 
 /*
+ * RFC 6581 peer-to-peer: the Initiator's first FPDU is the RTR of the
+ * agreed type; the Responder consumes it before it sends anything. A
+ * zero-length RDMA Write goes to STag 1, TO 0 (as siw's); a zero-length
+ * RDMA Read Request names sink STag 1, source STag 1, size 0, and the
+ * Initiator waits for its zero-length Read Response.
+ */
+static void p2p_start(struct peer *p)
+{
+	__u8 rq[RREQ_LEN] = { 0 };
+	struct mpa_info info;
+
+	get_info(p->sock, &info);
+	if (!(info.flags & MPA_I_P2P)) {
+		verbose("peer-to-peer not agreed: no RTR");
+		return;
+	}
+	p->rtr = info.rtr;
+	if (p->rtr != MPA_F_RTR_WRITE && p->rtr != MPA_F_RTR_READ &&
+	    p->rtr != MPA_F_RTR_SEND) {
+		msg("peer-to-peer agreed with RTR type 0x%x", p->rtr);
+		exit(EXIT_PROTO);
+	}
+	verbose("peer-to-peer: RTR %s", rtr_name(p->rtr));
+	if (o.listen) {
+		p->rtr_wait = 1;
+		while (p->rtr_wait) {
+			if (p->peer_closed) {
+				msg("the peer closed the stream before the RTR");
+				exit(EXIT_PROTO);
+			}
+			if (!next_event(p, o.timeout_ms)) {
+				msg("timeout waiting for the RTR");
+				exit(EXIT_PROTO);
+			}
+		}
+		return;
+	}
+	switch (p->rtr) {
+	case MPA_F_RTR_WRITE:
+		send_or_die(p, "", 0, 1, 0, 1, 0, RDMAP_WRITE);
+		break;
+	case MPA_F_RTR_SEND:
+		send_or_die(p, "", 0, 0, QN_SEND, 0, 0, RDMAP_SEND);
+		break;
+	case MPA_F_RTR_READ:
+		put_be(rq, 1, 4);
+		put_be(rq + 16, 1, 4);
+		p->rtr_resp = 1;
+		send_or_die(p, rq, sizeof(rq), 0, QN_READ_REQ, 0, 0,
+			    RDMAP_READ_REQ);
+		while (p->rtr_resp) {
+			if (p->peer_closed) {
+				msg("the peer closed the stream before the RTR's Read Response");
+				exit(EXIT_PROTO);
+			}
+			if (!next_event(p, o.timeout_ms)) {
+				msg("timeout waiting for the RTR's Read Response");
+				exit(EXIT_PROTO);
+			}
+		}
+		break;
+	}
+	verbose("RTR sent: %s", rtr_name(p->rtr));
+}
+
+/*
  * MPA startup (revision 2 unless -r 1) with CRC requested, markers off. The stream is
  * bound and every receive buffer posted before a message can arrive: the
  * Initiator right after MPA_START, the Responder before MPA_ACCEPT (siw,
@@ -791,6 +943,9 @@ static void peer_connect(struct peer *p)
 		s->ird = o.ird;
 		s->ord = o.ord;
 	}
+	if (o.p2p)
+		s->flags |= MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ |
+			    MPA_F_RTR_SEND;
 	if (setsockopt(p->sock, SOL_MPA, MPA_START, s, sizeof(*s)))
 		die_sys("MPA_START");
 	if (!o.listen)
@@ -828,6 +983,8 @@ static void peer_connect(struct peer *p)
 			die_sys("MPA_ACCEPT");
 	}
 	print_info(p);
+	if (o.p2p)
+		p2p_start(p);
 }
 
 /* ---- applications ---- */
@@ -1052,6 +1209,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "send-exchange", no_argument, NULL, 'X' },
 		{ "rping", no_argument, NULL, 'R' },
+		{ "p2p", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct peer *p;
@@ -1069,6 +1227,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			o.mode = MODE_RPING;
+			break;
+		case 'P':
+			o.p2p = 1;
 			break;
 		case 'c':
 			v = strtol(optarg, &end, 10);
@@ -1106,6 +1267,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2 || o.mode == MODE_NONE)
+		goto usage;
+	if (o.p2p && o.rev != 2)
 		goto usage;
 	if (o.listen && !count_set)
 		o.count = 0;
