@@ -20,49 +20,6 @@ static int r0_start(int fd, __u32 role, __u32 flags, __u16 rev)
 	return setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s));
 }
 
-static struct mpa_info r0_info(int fd)
-{
-	struct mpa_info i;
-	socklen_t len = sizeof(i);
-
-	memset(&i, 0xff, sizeof(i));
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
-		i.state = 0xdead;
-	return i;
-}
-
-static __u32 r0_wait_state(int fd, __u32 from)
-{
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		__u32 st = r0_info(fd).state;
-
-		if (st != from)
-			return st;
-		usleep(10000);
-	}
-	return from;
-}
-
-static int r0_read_all(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 5000) != 1)
-			return -1;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n <= 0)
-			return -1;
-		got += n;
-	}
-	return 0;
-}
-
 FIXTURE(pair)
 {
 	int fds[2];	/* [0] Initiator, [1] Responder */
@@ -89,7 +46,7 @@ static void r0_expect_rdmac(struct __test_metadata *_metadata, int fds[2])
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		struct mpa_info in = r0_info(fds[i]);
+		struct mpa_info in = mpa_test_info(fds[i]);
 
 		EXPECT_EQ(MPA_S_FULL, in.state);
 		EXPECT_EQ(0, in.rev);
@@ -110,7 +67,7 @@ TEST_F(pair, rdmac_initiator_permissive_responder)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(MPA_S_FULL, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	ASSERT_EQ(MPA_S_FULL, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
 	r0_expect_rdmac(_metadata, self->fds);
 }
 
@@ -123,7 +80,7 @@ TEST_F(pair, permissive_initiator_rdmac_responder)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_PERMISSIVE, 1));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(MPA_S_FULL, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	ASSERT_EQ(MPA_S_FULL, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
 	r0_expect_rdmac(_metadata, self->fds);
 }
 
@@ -132,8 +89,8 @@ TEST_F(pair, rdmac_initiator_non_permissive_responder_closes)
 {
 	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, 1));
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
-	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(self->fds[1], MPA_S_REQ_WAIT));
-	EXPECT_EQ(MPA_ERR_STARTUP, r0_info(self->fds[1]).error);
+	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(self->fds[1], MPA_S_REQ_WAIT));
+	EXPECT_EQ(MPA_ERR_STARTUP, mpa_test_info(self->fds[1]).error);
 }
 
 /* Figure 15: a non-permissive Initiator closes on a revision 0 Reply */
@@ -145,8 +102,8 @@ TEST_F(pair, non_permissive_initiator_rdmac_responder_closes)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, 1));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(self->fds[0], MPA_S_REQ_SENT));
-	EXPECT_EQ(MPA_ERR_STARTUP, r0_info(self->fds[0]).error);
+	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	EXPECT_EQ(MPA_ERR_STARTUP, mpa_test_info(self->fds[0]).error);
 }
 
 /* An RDMAC end sends Rev 0 with M and C set (C.2.4), even if asked for less */
@@ -162,7 +119,7 @@ TEST(rdmac_request_bytes)
 	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
 	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
 	ASSERT_EQ(0, r0_start(fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
-	ASSERT_EQ(0, r0_read_all(fds[1], got, sizeof(got)));
+	ASSERT_EQ(0, mpa_test_read_all(fds[1], got, sizeof(got)));
 	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
 	close(fds[0]);
 	close(fds[1]);
@@ -181,7 +138,7 @@ TEST(rdmac_request_without_markers_is_error_4)
 	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
 	ASSERT_EQ(0, r0_start(fds[1], MPA_ROLE_RESPONDER, MPA_F_PERMISSIVE, 1));
 	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
-	EXPECT_EQ(MPA_S_ERROR, r0_wait_state(fds[1], MPA_S_REQ_WAIT));
+	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(fds[1], MPA_S_REQ_WAIT));
 	close(fds[0]);
 	close(fds[1]);
 }

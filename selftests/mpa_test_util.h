@@ -11,7 +11,10 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <linux/mpa.h>
 
 #ifndef TCP_ULP
 #define TCP_ULP 31
@@ -72,6 +75,52 @@ static inline int mpa_test_pair(int family, int fds[2])
 static inline int mpa_test_set_ulp(int fd)
 {
 	return setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa"));
+}
+
+/* MPA_INFO of @fd; state 0xdead if the option fails */
+static inline struct mpa_info mpa_test_info(int fd)
+{
+	struct mpa_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0xff, sizeof(i));
+	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
+		i.state = 0xdead;
+	return i;
+}
+
+/* wait until @fd leaves state @from, at most 5 s; returns the new state */
+static inline __u32 mpa_test_wait_state(int fd, __u32 from)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		__u32 st = mpa_test_info(fd).state;
+
+		if (st != from)
+			return st;
+		usleep(10000);
+	}
+	return from;
+}
+
+/* read exactly @len octets, each within 5 s; 0 or -1 */
+static inline int mpa_test_read_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 5000) != 1)
+			return -1;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return 0;
 }
 
 #endif /* _MPA_TEST_UTIL_H */
