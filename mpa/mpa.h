@@ -39,6 +39,8 @@
  * @rx_stop: leave received data in TCP (ULPDU waiting, startup decision,
  *	error, or streaming mode)
  * @rx_ready: a ULPDU is waiting in @rxbuf for recvmsg
+ * @rx_torn: the consumer unbound while a ULPDU was being placed; the rest
+ *	of that ULPDU is dropped
  * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
  * @peer_fin: the peer half-closed on an FPDU boundary
  * @markers_tx: we insert markers
@@ -86,6 +88,7 @@ struct mpa_conn {
 	bool			closing;
 	bool			rx_stop;
 	bool			rx_ready;
+	bool			rx_torn;
 	bool			tx_allowed;
 	bool			peer_fin;
 	bool			markers_tx;

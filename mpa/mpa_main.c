@@ -370,7 +370,8 @@ static void mpa_place(void *ctx, u32 off, const u8 *data, u32 len)
 {
 	struct mpa_conn *c = ctx;
 
-	c->consumer->place(c, c->rx.ulpdu_len, off, data, len);
+	if (!c->rx_torn)
+		c->consumer->place(c, c->rx.ulpdu_len, off, data, len);
 }
 
 /* Let a placing consumer take ULPDU octets as they arrive. */
@@ -541,10 +542,32 @@ static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
 				break;
 			}
 		}
-		if (c->frame_have == MPA_FRAME_HDR_LEN + c->peer.pd_len)
+		if (c->frame_have == MPA_FRAME_HDR_LEN + c->peer.pd_len) {
+			/*
+			 * The frame ends here. What follows in the same chunk
+			 * belongs to full operation (an Initiator) or waits in
+			 * TCP for the Responder's decision.
+			 */
 			mpa_frame_done(c);
+			break;
+		}
 	}
 	return used;
+}
+
+/*
+ * Hand the complete ULPDU to the consumer. One received into rxbuf (it
+ * began before a placing consumer bound) is placed from there first, so
+ * the consumer sees every ULPDU from offset 0.
+ */
+static void mpa_consumer_deliver(struct mpa_conn *c)
+{
+	const struct mpa_consumer *p = c->consumer;
+	u32 len = c->rx.ulpdu_len;
+
+	if (p->place && !c->rx.placing && len)
+		p->place(c, len, 0, c->rxbuf, len);
+	p->ulpdu(c, p->place ? NULL : c->rxbuf, len);
 }
 
 static void mpa_rx_ulpdu(struct mpa_conn *c)
@@ -561,8 +584,13 @@ static void mpa_rx_ulpdu(struct mpa_conn *c)
 			wake_up_interruptible_all(&wq->wait);
 		rcu_read_unlock();
 	}
+	if (c->rx_torn) {
+		/* its first octets went to a consumer that unbound */
+		c->rx_torn = false;
+		return;
+	}
 	if (c->consumer) {
-		c->consumer->ulpdu(c, c->rx.place ? NULL : c->rxbuf, c->rx.ulpdu_len);
+		mpa_consumer_deliver(c);
 		return;
 	}
 	c->rx_ready = true;
@@ -1332,18 +1360,16 @@ EXPORT_SYMBOL_GPL(mpa_unregister_consumer);
 /* A ULPDU received for user space before the bind goes to the consumer. */
 static void mpa_bind_takeover(struct mpa_conn *c)
 {
-	u32 len = c->rx.ulpdu_len;
-
 	if (c->state != MPA_S_FULL)
 		return;
 	mpa_rx_set_place(c);
 	if (c->rx_ready) {
 		c->rx_ready = false;
-		if (c->consumer->place && len)
-			c->consumer->place(c, len, 0, c->rxbuf, len);
-		c->consumer->ulpdu(c, c->rx.place ? NULL : c->rxbuf, len);
-		c->rx_stop = false;
+		mpa_consumer_deliver(c);
 	}
+	/* resume after a ULPDU held for recvmsg() or an earlier unbind */
+	if (!c->err)
+		c->rx_stop = false;
 	mpa_rx_process(c);
 }
 
@@ -1413,7 +1439,21 @@ void mpa_unbind(struct mpa_conn *conn)
 	p = conn->consumer;
 	conn->consumer = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
-	conn->rx_stop = true;
+	if (conn->state == MPA_S_FULL) {
+		/*
+		 * The rest of a ULPDU whose first octets were placed cannot
+		 * be delivered to anyone: it is consumed and dropped, and the
+		 * socket's next owner starts at the next FPDU.
+		 */
+		if (mpa_rx_placing(&conn->rx))
+			conn->rx_torn = true;
+		mpa_rx_set_place(conn);
+		/* from now on ULPDUs wait for recvmsg() */
+		if (!conn->err && !conn->rx_ready) {
+			conn->rx_stop = false;
+			mpa_rx_process(conn);
+		}
+	}
 	release_sock(sk);
 	if (p)
 		module_put(p->owner);

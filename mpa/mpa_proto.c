@@ -408,17 +408,30 @@ bool mpa_rx_idle(const struct mpa_rx *rx)
 	return mpa_rx_between(rx) && !rx->nmark;
 }
 
+/**
+ * mpa_rx_placing() - the decoder is inside a ULPDU that goes to @place
+ * @rx: decoder
+ *
+ * Return: true from the end of the ULPDU_Length field of an FPDU whose
+ * ULPDU is handed to @rx->place until its CRC has been collected.
+ */
+bool mpa_rx_placing(const struct mpa_rx *rx)
+{
+	return rx->placing && rx->state != MPA_RXS_HDR;
+}
+
 /* ULPDU (and pad) octets: to the buffer, or the ULPDU part to @place */
 static void mpa_rx_data(struct mpa_rx *rx, const u8 *p, u32 len)
 {
 	u32 n;
 
-	if (!rx->place) {
+	if (!rx->placing) {
 		memcpy(rx->buf + rx->have, p, len);
 		return;
 	}
 	n = rx->have < rx->ulpdu_len ? min_t(u32, len, rx->ulpdu_len - rx->have) : 0;
-	if (n)
+	/* @place may be gone (the consumer left in mid-ULPDU): drop */
+	if (n && rx->place)
 		rx->place(rx->place_ctx, rx->have, p, n);
 }
 
@@ -525,6 +538,8 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 				rx->ulpdu_len = rx->acc;
 				rx->npartial = 0;
 				rx->have = 0;
+				/* a whole ULPDU goes one way, whatever @place becomes */
+				rx->placing = !!rx->place;
 				rx->state = MPA_RXS_DATA;
 			}
 			break;

@@ -132,6 +132,9 @@ enum mpa_rx_event {
  * @place: if set, called with each run of ULPDU octets (never the pad)
  *	instead of copying them to @buf; @off is the run's offset in the ULPDU
  * @place_ctx: first argument of @place
+ * @placing: the current ULPDU goes to @place; latched from @place when
+ *	the ULPDU_Length field completes, so that a ULPDU is never split
+ *	between @buf and @place when the caller changes @place
  */
 struct mpa_rx {
 	u8	*buf;
@@ -154,10 +157,12 @@ struct mpa_rx {
 	u64	crc_errors;
 	void	(*place)(void *ctx, u32 off, const u8 *data, u32 len);
 	void	*place_ctx;
+	bool	placing;
 };
 
 void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc);
 int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed);
 bool mpa_rx_idle(const struct mpa_rx *rx);
+bool mpa_rx_placing(const struct mpa_rx *rx);
 
 #endif /* _MPA_PROTO_H */

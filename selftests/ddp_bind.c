@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Binding and unbinding a DDP stream while the peer is in the middle of an
+ * FPDU. The peer is a raw TCP socket (fds[0]) that plays the MPA Initiator
+ * with hand-encoded frames, so it can stop anywhere inside an FPDU; the
+ * module end (fds[1]) is the Responder, accepted from user space before
+ * DDP binds it, as ddp-xfer and ddp-bench do. Needs mpa.ko and ddp.ko.
+ */
+#include "mpa_proto.h"
+
+#include "kselftest_harness.h"
+#include "ddp_test_util.h"
+#include "mpa_sock_util.h"
+
+#define SINK_LEN	4096
+#define BASE_TO		0x200000ULL
+#define SEG_LEN		3000	/* one tagged segment: header and payload */
+#define PAYLOAD_LEN	(SEG_LEN - sizeof(struct ddp_tagged_hdr))
+#define FIRST_PART	100	/* octets of the FPDU sent before the bind */
+
+FIXTURE(bind)
+{
+	int fds[2];	/* [0] raw Initiator, [1] module Responder */
+	int pd;
+	int sfd;
+	struct ddp_gbuf sink;
+	__u32 stag;
+	__u32 pos;	/* stream position of the raw peer's next FPDU */
+	__u8 seg[SEG_LEN];
+	__u8 wire[SEG_LEN + 64];
+	int wlen;
+};
+
+FIXTURE_SETUP(bind)
+{
+	__u8 frame[20];
+
+	self->pd = -1;
+	self->sfd = -1;
+	self->pos = 0;
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, ddp_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0));
+	mt_frame(frame, 1, MPA_FLAG_C, 1, NULL, 0);
+	ASSERT_EQ(0, mt_writen(self->fds[0], frame, 20));
+	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "", 0));
+	ASSERT_EQ(20, mt_readn(self->fds[0], frame, 20, RAW_TMO_MS));
+	ASSERT_EQ(0, memcmp(frame, "MPA ID Rep Frame", 16));
+
+	self->pd = ddp_open_pd();
+	ASSERT_LE(0, self->pd);
+	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, SINK_LEN, 0));
+	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
+			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+}
+
+FIXTURE_TEARDOWN(bind)
+{
+	if (self->sfd >= 0)
+		close(self->sfd);
+	if (self->pd >= 0)
+		close(self->pd);
+	close(self->fds[0]);
+	close(self->fds[1]);
+	ddp_gbuf_free(&self->sink);
+}
+
+/* one tagged segment (last of its message) as an FPDU in self->wire */
+static void tagged_fpdu(struct _test_data_bind *self, __u32 seed)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION,
+		.stag = htonl(self->stag),
+		.to = htobe64(BASE_TO),
+	};
+
+	memcpy(self->seg, &h, sizeof(h));
+	ddp_fill(self->seg + sizeof(h), PAYLOAD_LEN, seed);
+	self->wlen = mt_enc(self->wire, sizeof(self->wire), self->pos, false, true,
+			    self->seg, SEG_LEN);
+	self->pos += self->wlen;
+}
+
+static void expect_placed(struct __test_metadata *_metadata, struct _test_data_bind *self)
+{
+	struct ddp_event ev;
+
+	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
+	EXPECT_EQ(self->stag, ev.stag);
+	EXPECT_EQ(BASE_TO, ev.to);
+	EXPECT_EQ(PAYLOAD_LEN, ev.len);
+	EXPECT_EQ(0, memcmp(self->sink.buf, self->seg + sizeof(struct ddp_tagged_hdr),
+			    PAYLOAD_LEN));
+	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
+}
+
+/* The bind comes while the first 100 octets of an FPDU wait in MPA. */
+TEST_F(bind, bind_in_mid_fpdu)
+{
+	tagged_fpdu(self, 1);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, FIRST_PART));
+	usleep(200 * 1000);
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + FIRST_PART,
+			       self->wlen - FIRST_PART));
+	expect_placed(_metadata, self);
+}
+
+/* Each octet of the FPDU in its own segment, the bind in the middle. */
+TEST_F(bind, bind_between_dribbled_octets)
+{
+	tagged_fpdu(self, 2);
+	ASSERT_EQ(0, mt_dribble(self->fds[0], self->wire, 30));
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + 30, self->wlen - 30));
+	expect_placed(_metadata, self);
+}
+
+/* A stream released and bound again receives (rx_stop stayed set once). */
+TEST_F(bind, rebind_after_unbind)
+{
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	close(self->sfd);
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	tagged_fpdu(self, 3);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, self->wlen));
+	expect_placed(_metadata, self);
+}
+
+/*
+ * Unbound while an FPDU was being placed: the rest of that ULPDU is
+ * dropped, the next ULPDU goes to recvmsg() (documented in mpa.rst).
+ */
+TEST_F(bind, unbind_in_mid_fpdu_then_user_space)
+{
+	static const char next[] = "next ULPDU";
+	__u8 buf[SEG_LEN];
+	int n, fl = 0;
+
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	tagged_fpdu(self, 4);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, FIRST_PART));
+	usleep(200 * 1000);
+	close(self->sfd);
+	self->sfd = -1;
+	EXPECT_EQ(-1, mt_recv(self->fds[1], buf, sizeof(buf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + FIRST_PART,
+			       self->wlen - FIRST_PART));
+	n = mt_enc(self->wire, sizeof(self->wire), self->pos, false, true, next,
+		   sizeof(next));
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, n));
+	ASSERT_EQ(sizeof(next), mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
+	EXPECT_EQ(0, memcmp(buf, next, sizeof(next)));
+	EXPECT_EQ(2, mt_stats(self->fds[1]).rx_fpdus);
+	EXPECT_EQ(0, mt_error(self->fds[1]));
+}
+
+TEST_HARNESS_MAIN
