@@ -405,7 +405,8 @@ static bool mpa_rx_between(const struct mpa_rx *rx)
  */
 bool mpa_rx_idle(const struct mpa_rx *rx)
 {
-	return mpa_rx_between(rx) && !rx->nmark;
+	/* a marker in front of an FPDU belongs to it (covered by its CRC) */
+	return mpa_rx_between(rx) && !rx->nmark && !rx->in_fpdu;
 }
 
 /**

@@ -4,8 +4,11 @@
  * Request or Reply, then two FPDUs) cut once at every octet boundary, so
  * that every frame is split and glued to the next one in turn (Reply plus
  * FPDU octets in one segment, a marker-split header, a split CRC). The
- * module must deliver the same two ULPDUs whatever the cut. Both roles,
- * markers on and off, CRC on and off. Needs mpa.ko loaded.
+ * module must deliver the same two ULPDUs whatever the cut. A FIN after
+ * any prefix of the FPDUs must give a clean end of stream on an FPDU
+ * boundary and error 1 anywhere else. Both roles, markers on and off,
+ * CRC on and off, revisions 0 (RFC 5044 Appendix C), 1 and 2 (RFC 6581).
+ * Needs mpa.ko loaded.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -28,6 +31,7 @@ FIXTURE(seg)
 {
 	__u8 wire[2048];
 	size_t hdr_len;		/* the Request or Reply */
+	size_t fpdu1_end;	/* end of the first FPDU in @wire */
 	size_t len;
 	__u8 ulp1[ULP1_LEN];
 	__u8 ulp2[ULP2_LEN];
@@ -38,26 +42,49 @@ FIXTURE_VARIANT(seg)
 {
 	bool markers;	/* the module asks for markers on what it receives */
 	bool no_crc;
+	int rev;	/* 0 (RDMAC: markers and CRC both ways), 1 or 2 */
 };
 
 FIXTURE_VARIANT_ADD(seg, crc)
 {
+	.rev = 1,
 };
 
 FIXTURE_VARIANT_ADD(seg, crc_markers)
 {
 	.markers = true,
+	.rev = 1,
 };
 
 FIXTURE_VARIANT_ADD(seg, no_crc)
 {
 	.no_crc = true,
+	.rev = 1,
 };
 
 FIXTURE_VARIANT_ADD(seg, no_crc_markers)
 {
 	.markers = true,
 	.no_crc = true,
+	.rev = 1,
+};
+
+FIXTURE_VARIANT_ADD(seg, rev2_crc)
+{
+	.rev = 2,
+};
+
+FIXTURE_VARIANT_ADD(seg, rev2_no_crc_markers)
+{
+	.markers = true,
+	.no_crc = true,
+	.rev = 2,
+};
+
+FIXTURE_VARIANT_ADD(seg, rev0)
+{
+	.markers = true,
+	.rev = 0,
 };
 
 FIXTURE_SETUP(seg)
@@ -81,22 +108,38 @@ FIXTURE_TEARDOWN(seg)
 static void build(struct _test_data_seg *self, const struct _fixture_variant_seg *variant,
 		  bool request)
 {
+	/* revision 2: enhanced data with IRD = ORD = 0, no peer-to-peer */
+	static const __u8 v2_data[4];
 	bool crc = !variant->no_crc;
+	__u8 flags = crc ? MPA_FLAG_C : 0;
 	int n;
 
-	self->hdr_len = mt_frame(self->wire, request, crc ? MPA_FLAG_C : 0, 1, NULL, 0);
+	if (variant->rev == 0)
+		flags |= MPA_FLAG_M;	/* an RDMAC peer sets M and C */
+	if (variant->rev == 2)
+		flags |= MPA_FLAG_E;
+	self->hdr_len = mt_frame(self->wire, request, flags, variant->rev, v2_data,
+				 variant->rev == 2 ? sizeof(v2_data) : 0);
 	self->len = self->hdr_len;
 	n = mt_enc(self->wire + self->len, sizeof(self->wire) - self->len, 0,
 		   variant->markers, crc, self->ulp1, ULP1_LEN);
 	self->len += n;
+	self->fpdu1_end = self->len;
 	n = mt_enc(self->wire + self->len, sizeof(self->wire) - self->len, n,
 		   variant->markers, crc, self->ulp2, ULP2_LEN);
 	self->len += n;
 }
 
-static __u32 mod_flags(const struct _fixture_variant_seg *variant)
+static int mod_start(int fd, __u32 role, const struct _fixture_variant_seg *variant)
 {
-	return (variant->markers ? MPA_F_MARKERS : 0) | (variant->no_crc ? MPA_F_NO_CRC : 0);
+	struct mpa_start s = {
+		.role = role,
+		.flags = (variant->markers ? MPA_F_MARKERS : 0) |
+			 (variant->no_crc ? MPA_F_NO_CRC : 0),
+		.rev = variant->rev ? variant->rev : MPA_REV_RDMAC,
+	};
+
+	return setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s));
 }
 
 /* write the image in two segments, cut at @cut */
@@ -111,8 +154,14 @@ static int send_cut(int fd, const __u8 *w, size_t len, size_t cut)
 	return mt_writen(fd, w + cut, len - cut);
 }
 
-/* the two ULPDUs, exactly, then nothing */
-static int expect_ulpdus(struct _test_data_seg *self, int fd)
+enum seg_end {
+	END_OPEN,	/* nothing more, the connection stays up */
+	END_FIN,	/* end of stream on an FPDU boundary */
+	END_ERR1,	/* FIN inside an FPDU: RFC 5044 error 1 */
+};
+
+/* @n of the two ULPDUs, exactly, then @end */
+static int expect_ulpdus(struct _test_data_seg *self, int fd, int n, enum seg_end end)
 {
 	struct timeval tv = { .tv_sec = 5 };
 	__u8 buf[1024];
@@ -120,58 +169,74 @@ static int expect_ulpdus(struct _test_data_seg *self, int fd)
 
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		return -1;
-	if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != ULP1_LEN ||
-	    memcmp(buf, self->ulp1, ULP1_LEN) || !(fl & MSG_EOR))
+	if (n > 0 && (mt_recv(fd, buf, sizeof(buf), 0, &fl) != ULP1_LEN ||
+		      memcmp(buf, self->ulp1, ULP1_LEN) || !(fl & MSG_EOR)))
 		return -2;
-	if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != ULP2_LEN ||
-	    memcmp(buf, self->ulp2, ULP2_LEN) || !(fl & MSG_EOR))
+	if (n > 1 && (mt_recv(fd, buf, sizeof(buf), 0, &fl) != ULP2_LEN ||
+		      memcmp(buf, self->ulp2, ULP2_LEN) || !(fl & MSG_EOR)))
 		return -3;
-	if (mt_recv(fd, buf, sizeof(buf), MSG_DONTWAIT, &fl) != -1 || errno != EAGAIN)
-		return -4;
-	if (mt_stats(fd).rx_fpdus != 2 || mt_error(fd) != 0)
-		return -5;
+	switch (end) {
+	case END_OPEN:
+		if (mt_recv(fd, buf, sizeof(buf), MSG_DONTWAIT, &fl) != -1 || errno != EAGAIN)
+			return -4;
+		break;
+	case END_FIN:
+		if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != 0 ||
+		    !(mt_info(fd).flags & MPA_I_PEER_FIN))
+			return -5;
+		break;
+	case END_ERR1:
+		if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != -1 || errno != ECONNRESET ||
+		    mt_error(fd) != MPA_ERR_TCP_CLOSED)
+			return -6;
+		return mt_stats(fd).rx_fpdus == n ? 0 : -7;
+	}
+	if (mt_stats(fd).rx_fpdus != n || mt_error(fd) != 0)
+		return -8;
 	return 0;
 }
 
-/* module Initiator, raw Responder: Reply + FPDU + FPDU cut at @cut */
-static int initiator_cut(struct _test_data_seg *self, const struct _fixture_variant_seg *variant,
-			 size_t cut)
+/*
+ * One connection: the raw peer sends its frame and FPDUs cut at @cut
+ * (or, with @fin, only the first @cut octets and then a FIN); the module
+ * is the Initiator (raw Responder) or the Responder (raw Initiator).
+ */
+static int run_cut(struct _test_data_seg *self, const struct _fixture_variant_seg *variant,
+		   bool mod_initiator, size_t cut, bool fin)
 {
-	int fds[2], ret = -10;
-	__u8 req[20];
+	int raw, mod, fds[2], ret = -10, n;
+	enum seg_end end = END_OPEN;
+	__u8 frame[64];
 
 	if (mpa_test_pair(AF_INET, fds))
 		return -11;
-	if (mpa_test_set_ulp(fds[0]) ||
-	    mt_start(fds[0], MPA_ROLE_INITIATOR, mod_flags(variant), NULL, 0, NULL, 0) ||
-	    mt_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
-	    send_cut(fds[1], self->wire, self->len, cut))
+	mod = fds[mod_initiator ? 0 : 1];
+	raw = fds[mod_initiator ? 1 : 0];
+	if (mpa_test_set_ulp(mod) ||
+	    mod_start(mod, mod_initiator ? MPA_ROLE_INITIATOR : MPA_ROLE_RESPONDER, variant))
 		goto out;
-	ret = expect_ulpdus(self, fds[0]);
-out:
-	close(fds[0]);
-	close(fds[1]);
-	return ret;
-}
-
-/* raw Initiator, module Responder: Request + FPDU + FPDU cut at @cut */
-static int responder_cut(struct _test_data_seg *self, const struct _fixture_variant_seg *variant,
-			 size_t cut)
-{
-	int fds[2], ret = -10;
-	__u8 rep[20];
-
-	if (mpa_test_pair(AF_INET, fds))
-		return -11;
-	if (mpa_test_set_ulp(fds[1]) ||
-	    mt_start(fds[1], MPA_ROLE_RESPONDER, mod_flags(variant), NULL, 0, NULL, 0) ||
-	    send_cut(fds[0], self->wire, self->len, cut) ||
-	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
-	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
-	    mt_readn(fds[0], rep, 20, RAW_TMO_MS) != 20 ||
-	    memcmp(rep, "MPA ID Rep Frame", 16))
+	/* the module Initiator's Request comes first */
+	if (mod_initiator && mt_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len)
 		goto out;
-	ret = expect_ulpdus(self, fds[1]);
+	if (fin) {
+		if (mt_writen(raw, self->wire, cut) || shutdown(raw, SHUT_WR))
+			goto out;
+	} else if (send_cut(raw, self->wire, self->len, cut)) {
+		goto out;
+	}
+	if (!mod_initiator &&
+	    (mt_wait_state(mod, MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	     setsockopt(mod, SOL_MPA, MPA_ACCEPT, "", 0) ||
+	     mt_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len ||
+	     memcmp(frame, "MPA ID Rep Frame", 16)))
+		goto out;
+	n = 2;
+	if (fin) {
+		n = cut >= self->len ? 2 : cut >= self->fpdu1_end ? 1 : 0;
+		end = cut == self->hdr_len || cut == self->fpdu1_end || cut == self->len ?
+		      END_FIN : END_ERR1;
+	}
+	ret = expect_ulpdus(self, mod, n, end);
 out:
 	close(fds[0]);
 	close(fds[1]);
@@ -181,53 +246,62 @@ out:
 /* RFC 5044 7.1.2: the Reply and one more octet in one segment (a hang once) */
 TEST_F(seg, reply_plus_one_octet)
 {
+	__u8 frame[64];
 	int fds[2], fl;
-	__u8 req[20];
 
 	build(self, variant, false);
 	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
 	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
-	ASSERT_EQ(0, mt_start(fds[0], MPA_ROLE_INITIATOR, mod_flags(variant), NULL, 0,
-			      NULL, 0));
-	ASSERT_EQ(20, mt_readn(fds[1], req, 20, RAW_TMO_MS));
+	ASSERT_EQ(0, mod_start(fds[0], MPA_ROLE_INITIATOR, variant));
+	ASSERT_EQ(self->hdr_len, mt_readn(fds[1], frame, self->hdr_len, RAW_TMO_MS));
 	ASSERT_EQ(0, mt_writen(fds[1], self->wire, self->hdr_len + 1));
 	ASSERT_EQ(0, mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS));
-	EXPECT_EQ(-1, mt_recv(fds[0], req, sizeof(req), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(-1, mt_recv(fds[0], frame, sizeof(frame), MSG_DONTWAIT, &fl));
 	EXPECT_EQ(EAGAIN, errno);
 	/* the rest completes both FPDUs */
 	ASSERT_EQ(0, mt_writen(fds[1], self->wire + self->hdr_len + 1,
 			       self->len - self->hdr_len - 1));
-	EXPECT_EQ(0, expect_ulpdus(self, fds[0]));
+	EXPECT_EQ(0, expect_ulpdus(self, fds[0], 2, END_OPEN));
 	close(fds[0]);
 	close(fds[1]);
 }
 
-TEST_F_TIMEOUT(seg, initiator_every_cut, 300)
+static void every_cut(struct __test_metadata *_metadata, struct _test_data_seg *self,
+		      const struct _fixture_variant_seg *variant, bool mod_initiator, bool fin)
 {
 	size_t cut;
 	int ret;
 
-	build(self, variant, false);
-	for (cut = 1; cut < self->len; cut++) {
-		ret = initiator_cut(self, variant, cut);
+	build(self, variant, !mod_initiator);
+	/* with a FIN: every prefix that holds the whole frame */
+	for (cut = fin ? self->hdr_len : 1; cut < self->len + fin; cut++) {
+		ret = run_cut(self, variant, mod_initiator, cut, fin);
 		if (ret)
-			TH_LOG("cut at octet %zu of %zu: %d", cut, self->len, ret);
+			TH_LOG("%s, %s at octet %zu of %zu: %d",
+			       mod_initiator ? "Initiator" : "Responder",
+			       fin ? "FIN" : "cut", cut, self->len, ret);
 		ASSERT_EQ(0, ret);
 	}
 }
 
+TEST_F_TIMEOUT(seg, initiator_every_cut, 300)
+{
+	every_cut(_metadata, self, variant, true, false);
+}
+
 TEST_F_TIMEOUT(seg, responder_every_cut, 300)
 {
-	size_t cut;
-	int ret;
+	every_cut(_metadata, self, variant, false, false);
+}
 
-	build(self, variant, true);
-	for (cut = 1; cut < self->len; cut++) {
-		ret = responder_cut(self, variant, cut);
-		if (ret)
-			TH_LOG("cut at octet %zu of %zu: %d", cut, self->len, ret);
-		ASSERT_EQ(0, ret);
-	}
+TEST_F_TIMEOUT(seg, initiator_fin_after_every_prefix, 300)
+{
+	every_cut(_metadata, self, variant, true, true);
+}
+
+TEST_F_TIMEOUT(seg, responder_fin_after_every_prefix, 300)
+{
+	every_cut(_metadata, self, variant, false, true);
 }
 
 TEST_HARNESS_MAIN

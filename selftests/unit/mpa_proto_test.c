@@ -517,6 +517,7 @@ TEST(marker_between_fpdus)
 	ASSERT_EQ(502, rx.ulpdu_len);
 	ASSERT_EQ(1, rx.nmarkers);
 	ASSERT_FALSE(rx.in_fpdu);
+	ASSERT_TRUE(mpa_rx_idle(&rx));
 	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out + 512, w2, &used));
 	ASSERT_EQ(w2, used);
 	ASSERT_EQ(10, rx.ulpdu_len);
@@ -529,6 +530,8 @@ TEST(marker_between_fpdus)
 	ASSERT_EQ(MPA_RX_MORE, mpa_rx_feed(&rx, out + 512, 4, &used));
 	ASSERT_EQ(4, used);
 	ASSERT_TRUE(rx.in_fpdu);
+	/* a FIN here would cut the FPDU the marker belongs to */
+	ASSERT_FALSE(mpa_rx_idle(&rx));
 	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out + 516, w2 - 4, &used));
 
 	/* a non-zero FPDUPTR between FPDUs is an error */
