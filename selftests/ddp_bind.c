@@ -31,23 +31,34 @@ FIXTURE(bind)
 	int wlen;
 };
 
-FIXTURE_SETUP(bind)
+/* fds[1] accepted a raw Initiator's Request on fds[0]; stream position 0 */
+static int raw_connect(int fds[2])
 {
 	__u8 frame[20];
 
+	mt_frame(frame, 1, MPA_FLAG_C, 1, NULL, 0);
+	if (mpa_test_pair(AF_INET, fds))
+		return -1;
+	if (mpa_test_set_ulp(fds[1]) ||
+	    ddp_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0) ||
+	    mt_writen(fds[0], frame, 20) ||
+	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
+	    mt_readn(fds[0], frame, 20, RAW_TMO_MS) != 20 ||
+	    memcmp(frame, "MPA ID Rep Frame", 16)) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	return 0;
+}
+
+FIXTURE_SETUP(bind)
+{
 	self->pd = -1;
 	self->sfd = -1;
 	self->pos = 0;
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, ddp_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0));
-	mt_frame(frame, 1, MPA_FLAG_C, 1, NULL, 0);
-	ASSERT_EQ(0, mt_writen(self->fds[0], frame, 20));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
-	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "", 0));
-	ASSERT_EQ(20, mt_readn(self->fds[0], frame, 20, RAW_TMO_MS));
-	ASSERT_EQ(0, memcmp(frame, "MPA ID Rep Frame", 16));
-
+	ASSERT_EQ(0, raw_connect(self->fds));
 	self->pd = ddp_open_pd();
 	ASSERT_LE(0, self->pd);
 	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, SINK_LEN, 0));
@@ -161,6 +172,97 @@ TEST_F(bind, unbind_in_mid_fpdu_then_user_space)
 	EXPECT_EQ(0, memcmp(buf, next, sizeof(next)));
 	EXPECT_EQ(2, mt_stats(self->fds[1]).rx_fpdus);
 	EXPECT_EQ(0, mt_error(self->fds[1]));
+}
+
+#define CUT_T_LEN	200	/* payload of the first tagged segment */
+#define CUT_T2_LEN	101	/* of the second one (its FPDU has a pad) */
+#define CUT_T2_TO	(BASE_TO + 1024)
+
+/*
+ * One connection: two tagged FPDUs; the DDP stream binds after the first
+ * @cut octets. Untagged segments are not used: an untagged header that
+ * arrives before the bind is checked at the bind, before a buffer can be
+ * posted (no buffer: error 2/2, as RFC 5041 asks).
+ * Returns 0 when both were placed exactly and nothing else was written.
+ */
+static int bind_after(struct _test_data_bind *self, const __u8 *wire, size_t len,
+		      size_t cut, const __u8 *pay1, const __u8 *pay2)
+{
+	struct ddp_event ev[2];
+	int fds[2], sfd = -1, ret = -1, i;
+	const __u8 *p = self->sink.buf;
+
+	memset(self->sink.map, DDP_PATTERN, self->sink.maplen);
+	if (raw_connect(fds))
+		return -2;
+	if (mt_writen(fds[0], wire, cut))
+		goto out;
+	sfd = ddp_bind(self->pd, fds[1], 1);
+	if (sfd < 0)
+		goto out;
+	ret = -3;
+	if (mt_writen(fds[0], wire + cut, len - cut))
+		goto out;
+	for (i = 0; i < 2; i++)
+		if (ddp_event(sfd, &ev[i], DDP_TMO_MS) != 1)
+			goto out;
+	ret = -4;
+	if (ev[0].type != DDP_EV_TAGGED || ev[0].len != CUT_T_LEN || ev[0].to != BASE_TO ||
+	    ev[1].type != DDP_EV_TAGGED || ev[1].len != CUT_T2_LEN || ev[1].to != CUT_T2_TO)
+		goto out;
+	ret = -5;
+	if (memcmp(p, pay1, CUT_T_LEN) || memcmp(p + 1024, pay2, CUT_T2_LEN) ||
+	    ddp_find_not(p + CUT_T_LEN, 1024 - CUT_T_LEN, DDP_PATTERN) != -1 ||
+	    ddp_find_not(p + 1024 + CUT_T2_LEN, SINK_LEN - 1024 - CUT_T2_LEN,
+			 DDP_PATTERN) != -1 ||
+	    ddp_gbuf_guards(&self->sink) != -1)
+		goto out;
+	ret = 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
+	close(fds[0]);
+	close(fds[1]);
+	return ret;
+}
+
+static int tagged_enc(__u8 *out, size_t size, __u32 pos, __u32 stag, __u64 to,
+		      __u8 *seg, const __u8 *pay, size_t plen)
+{
+	struct ddp_tagged_hdr th = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION,
+		.stag = htonl(stag),
+		.to = htobe64(to),
+	};
+
+	memcpy(seg, &th, sizeof(th));
+	memcpy(seg + sizeof(th), pay, plen);
+	return mt_enc(out, size, pos, false, true, seg, sizeof(th) + plen);
+}
+
+/* The bind after every prefix of two FPDUs: a header, a payload or a CRC cut. */
+TEST_F_TIMEOUT(bind, bind_at_every_cut, 600)
+{
+	__u8 pay1[CUT_T_LEN], pay2[CUT_T2_LEN], seg[512], wire[1024];
+	size_t cut, len;
+	int n, ret;
+
+	/* the fixture's own connection is not used here */
+	ddp_fill(pay1, sizeof(pay1), 5);
+	ddp_fill(pay2, sizeof(pay2), 6);
+	n = tagged_enc(wire, sizeof(wire), 0, self->stag, BASE_TO, seg, pay1, CUT_T_LEN);
+	ASSERT_LT(0, n);
+	len = n;
+	n = tagged_enc(wire + len, sizeof(wire) - len, len, self->stag, CUT_T2_TO, seg,
+		       pay2, CUT_T2_LEN);
+	ASSERT_LT(0, n);
+	len += n;
+	for (cut = 0; cut < len; cut++) {
+		ret = bind_after(self, wire, len, cut, pay1, pay2);
+		if (ret)
+			TH_LOG("bind after %zu of %zu octets: %d", cut, len, ret);
+		ASSERT_EQ(0, ret);
+	}
 }
 
 TEST_HARNESS_MAIN
