@@ -476,15 +476,19 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 			spin_unlock_bh(&s->lock);
 			return;
 		}
+		/*
+		 * Read the buffer before it goes to the done list: once the
+		 * lock is dropped, a reader may free it (ddp_free_done()).
+		 */
+		ev.len = b->msg_len;
+		ev.cookie = b->cookie;
+		memcpy(ev.rsvdulp, b->rsvdulp, sizeof(b->rsvdulp));
 		list_move_tail(&b->list, &s->done);
 		q->nposted--;
 		s->nposted--;
 		ev.msn = q->head_msn;
 		q->head_msn = ddp_msn_next(q->head_msn);
 		spin_unlock_bh(&s->lock);
-		ev.len = b->msg_len;
-		ev.cookie = b->cookie;
-		memcpy(ev.rsvdulp, b->rsvdulp, sizeof(b->rsvdulp));
 		ddp_event(s, &ev);
 	}
 }
@@ -832,6 +836,7 @@ static void ddp_flush(struct ddp_stream *s)
 			b = list_first_entry_or_null(&s->q[qn].bufs,
 						     struct ddp_rbuf, list);
 			if (b) {
+				ev.cookie = b->cookie;
 				list_move_tail(&b->list, &s->done);
 				s->q[qn].nposted--;
 				s->nposted--;
@@ -840,7 +845,6 @@ static void ddp_flush(struct ddp_stream *s)
 			if (!b)
 				break;
 			ev.qn = qn;
-			ev.cookie = b->cookie;
 			ddp_event(s, &ev);
 		}
 	}
