@@ -65,6 +65,11 @@ struct ddp_mem {
  * @base_to: tagged offset of its first octet
  * @access: DDP_ACCESS_*
  * @valid: false once invalidated
+ * @dead: on a list of buffers to free after an RCU grace period
+ *
+ * A buffer is found by RCU lookups of &ddp_pd.mrs (placement) and by
+ * walks under the xarray lock (invalidation). It is freed only after it
+ * was erased from the xarray under that lock and a grace period passed.
  */
 struct ddp_mr {
 	struct ddp_mem	mem;
@@ -73,6 +78,7 @@ struct ddp_mr {
 	u64		base_to;
 	u32		access;
 	bool		valid;
+	struct list_head dead;
 };
 
 /**
@@ -846,15 +852,34 @@ static void ddp_flush(struct ddp_stream *s)
 	}
 }
 
-/* Invalidate the tagged buffers bound to this stream only. */
+/*
+ * Invalidate the tagged buffers bound to this stream only. The walk runs
+ * under the xarray lock, which ddp_invalidate() takes too: every buffer
+ * it sees is still in the xarray, hence not freed, while its owner is
+ * read. The buffers are freed after one grace period for all of them.
+ */
 static void ddp_invalidate_owned(struct ddp_stream *s)
 {
-	struct ddp_mr *mr;
+	struct xarray *mrs = &s->pd->mrs;
+	struct ddp_mr *mr, *tmp;
 	unsigned long idx;
+	LIST_HEAD(dead);
 
-	xa_for_each(&s->pd->mrs, idx, mr)
-		if (mr->owner == s->id)
-			ddp_invalidate(s->pd, mr->stag);
+	xa_lock(mrs);
+	xa_for_each(mrs, idx, mr) {
+		if (mr->owner != s->id)
+			continue;
+		WRITE_ONCE(mr->valid, false);
+		__xa_erase(mrs, idx);
+		list_add_tail(&mr->dead, &dead);
+	}
+	xa_unlock(mrs);
+	if (list_empty(&dead))
+		return;
+	/* placement looks buffers up under rcu_read_lock() */
+	synchronize_rcu();
+	list_for_each_entry_safe(mr, tmp, &dead, dead)
+		ddp_mr_free(mr);
 }
 
 /**
