@@ -152,6 +152,8 @@ struct ddp_queue {
  * @seg_buf: untagged: the buffer it goes to
  * @t_first_to: tagged: TO of the first segment of the current message
  * @t_len: tagged: octets of the current message so far
+ * @rx_next: offset in the current segment where the next run from MPA
+ *	must start
  * @stopped: an error was reported; later segments are dropped
  * @dv: DDP version of the stream: 1, or 0 after an MPA revision 0
  *	(RDMAC) startup (RFC 5044 Appendix C)
@@ -185,6 +187,7 @@ struct ddp_stream {
 	struct ddp_rbuf		*seg_buf;
 	u64			t_first_to;
 	u64			t_len;
+	u32			rx_next;
 	bool			stopped;
 	u8			dv;
 	bool			shut;
@@ -603,8 +606,21 @@ static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
 		s->hdr_have = 0;
 		s->seg_bad = false;
 		s->seg_buf = NULL;
+		s->rx_next = 0;
 	}
-	if (s->seg_bad)
+	/*
+	 * MPA hands over each segment in order from offset 0. Should a run
+	 * ever start elsewhere or reach past the segment, nothing of it is
+	 * placed: the header or the buffer it would go to is not known.
+	 */
+	if (!ddp_run_in_order(s->rx_next, seg_len, off, len)) {
+		s->seg_bad = true;
+		s->seg_buf = NULL;
+		ddp_error(s, DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC, seg_len);
+		return;
+	}
+	s->rx_next = off + len;
+	if (s->seg_bad || !len)
 		return;
 	hlen = ddp_hdr_len(s->hdr_have ? s->hdr[0] : p[0]);
 	if (off < hlen) {
