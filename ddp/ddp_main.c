@@ -23,6 +23,7 @@
 #include <linux/poll.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -37,6 +38,8 @@
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
 #define DDP_MAX_REG_LEN		BIT_ULL(32)
 #define DDP_STAG_INDEX_MAX	0xffffff
+#define DDP_STAG_ROUNDS		8	/* of the Feistel permutation of indexes */
+#define DDP_STAG_TRIES		4096	/* index probes before -EBUSY */
 
 /* PD and stream IDs share one space, so an STag's owner is unambiguous */
 static DEFINE_IDA(ddp_ids);
@@ -85,13 +88,16 @@ struct ddp_mr {
  * struct ddp_pd - protection domain
  * @id: PD ID
  * @mrs: tagged buffers by STag index
- * @next_idx: where the cyclic search for a free STag index starts
+ * @stag_ctr: counter whose keyed permutation gives the next STag index
+ *	(under the xarray lock)
+ * @stag_key: the PD's secret key of that permutation
  * @ref: the PD's own reference plus one per stream
  */
 struct ddp_pd {
 	u32		id;
 	struct xarray	mrs;
-	u32		next_idx;
+	u32		stag_ctr;
+	siphash_key_t	stag_key;
 	refcount_t	ref;
 };
 
@@ -309,7 +315,9 @@ struct ddp_pd *ddp_pd_alloc(void)
 		return ERR_PTR(id);
 	}
 	pd->id = id;
-	xa_init_flags(&pd->mrs, XA_FLAGS_ALLOC1);
+	xa_init(&pd->mrs);
+	get_random_bytes(&pd->stag_key, sizeof(pd->stag_key));
+	pd->stag_ctr = get_random_u32() & DDP_STAG_INDEX_MAX;
 	refcount_set(&pd->ref, 1);
 	return pd;
 }
@@ -341,27 +349,55 @@ void ddp_pd_put(struct ddp_pd *pd)
 }
 EXPORT_SYMBOL_GPL(ddp_pd_put);
 
+/*
+ * A keyed pseudo-random permutation of the 24-bit index space: a
+ * balanced Feistel network of DDP_STAG_ROUNDS rounds on two 12-bit
+ * halves, with SipHash under the PD's secret key as round function.
+ */
+static u32 ddp_stag_index(const struct ddp_pd *pd, u32 ctr)
+{
+	u32 l = ctr >> 12 & 0xfff, r = ctr & 0xfff, t, i;
+
+	for (i = 0; i < DDP_STAG_ROUNDS; i++) {
+		t = l ^ (siphash_2u32(r, i, &pd->stag_key) & 0xfff);
+		l = r;
+		r = t;
+	}
+	return l << 12 | r;
+}
+
+/*
+ * STag = index << 8 | key (RFC 5040 section 4.2). The index is the
+ * keyed permutation of a counter, so indexes are spread over the whole
+ * space in an order the peer cannot derive (RFC 5042 section 5.1: STags
+ * hard to guess), and one does not come back before the counter went
+ * round, i.e. before 2^24 registrations on the PD: an invalidated STag
+ * is not reused soon. The 8-bit key is random. -EBUSY when
+ * DDP_STAG_TRIES indexes in a row are in use.
+ */
 static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 {
+	int ret = -EBUSY, tries;
 	u32 idx;
-	int ret;
-	u8 key;
 
-	/*
-	 * Indexes are handed out cyclically, so an invalidated STag does not
-	 * come back before 2^24 registrations; the random key makes STags
-	 * unguessable.
-	 */
-	ret = xa_alloc_cyclic(&pd->mrs, &idx, NULL, XA_LIMIT(1, DDP_STAG_INDEX_MAX),
-			      &pd->next_idx, GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	key = get_random_u8();
-	mr->stag = idx << 8 | key;
 	mr->valid = true;
-	xa_store(&pd->mrs, idx, mr, GFP_KERNEL);
-	*stag = mr->stag;
-	return 0;
+	xa_lock(&pd->mrs);
+	for (tries = 0; tries < DDP_STAG_TRIES; tries++) {
+		idx = ddp_stag_index(pd, pd->stag_ctr);
+		pd->stag_ctr = (pd->stag_ctr + 1) & DDP_STAG_INDEX_MAX;
+		if (!idx)
+			continue;
+		/* set before the buffer is visible to lookups */
+		mr->stag = idx << 8 | get_random_u8();
+		/* -EBUSY: the index is in use, try the next one */
+		ret = __xa_insert(&pd->mrs, idx, mr, GFP_KERNEL_ACCOUNT);
+		if (ret != -EBUSY)
+			break;
+	}
+	xa_unlock(&pd->mrs);
+	if (!ret)
+		*stag = mr->stag;
+	return ret;
 }
 
 /**
