@@ -228,7 +228,7 @@ static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len)
 	if (!len || len > DDP_MAX_REG_LEN || addr + len < addr)
 		return -EINVAL;
 	npages = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
-	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL);
+	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
 	ret = account_locked_vm(current->mm, npages, true);
@@ -267,7 +267,7 @@ static int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	if (!len || first >= PAGE_SIZE ||
 	    DIV_ROUND_UP(first + len, PAGE_SIZE) > npages)
 		return -EINVAL;
-	m->pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	m->pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
 	memcpy(m->pages, pages, npages * sizeof(*pages));
@@ -297,14 +297,10 @@ static void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 l
 
 /* ---- protection domains and tagged buffers ---- */
 
-/**
- * ddp_pd_alloc() - a new protection domain
- *
- * Return: the PD, or an ERR_PTR.
- */
-struct ddp_pd *ddp_pd_alloc(void)
+/* A user's PD (/dev/ddp) is charged to the user's memory cgroup. */
+static struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 {
-	struct ddp_pd *pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	struct ddp_pd *pd = kzalloc(sizeof(*pd), gfp);
 	int id;
 
 	if (!pd)
@@ -320,6 +316,16 @@ struct ddp_pd *ddp_pd_alloc(void)
 	pd->stag_ctr = get_random_u32() & DDP_STAG_INDEX_MAX;
 	refcount_set(&pd->ref, 1);
 	return pd;
+}
+
+/**
+ * ddp_pd_alloc() - a new protection domain
+ *
+ * Return: the PD, or an ERR_PTR.
+ */
+struct ddp_pd *ddp_pd_alloc(void)
+{
+	return __ddp_pd_alloc(GFP_KERNEL);
 }
 EXPORT_SYMBOL_GPL(ddp_pd_alloc);
 
@@ -418,7 +424,7 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 		  struct page **pages, u32 npages, u32 first, u64 len,
 		  u64 base_to, u32 access, u32 *stag)
 {
-	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	int ret;
 
 	if (!mr)
@@ -805,7 +811,7 @@ static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *so
 		return ERR_PTR(-EINVAL);
 	if (sock->type != SOCK_STREAM || sock->sk->sk_protocol != IPPROTO_TCP)
 		return ERR_PTR(-EPROTOTYPE);
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	id = ida_alloc_min(&ddp_ids, 1, GFP_KERNEL);
@@ -995,7 +1001,7 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie)
 {
-	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	int ret;
 
 	if (!b)
@@ -1177,7 +1183,7 @@ static long ddp_ioc_post_recv(struct ddp_stream *s, void __user *arg)
 		return -EFAULT;
 	if (pr.pad || pr.qn >= s->nqueues)
 		return -EINVAL;
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len);
@@ -1260,7 +1266,7 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	sock = sockfd_lookup(b.sock_fd, &ret);
 	if (!sock)
 		return ret;
-	ev = kcalloc(DDP_EVQ_LEN, sizeof(*ev), GFP_KERNEL);
+	ev = kcalloc(DDP_EVQ_LEN, sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	ret = -ENOMEM;
 	if (!ev)
 		goto err_sock;
@@ -1326,7 +1332,7 @@ static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 			return -EINVAL;
 		}
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	ret = -ENOMEM;
 	if (!mr)
 		goto out;
@@ -1374,7 +1380,7 @@ static long ddp_pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int ddp_pd_open(struct inode *inode, struct file *file)
 {
-	struct ddp_pd *pd = ddp_pd_alloc();
+	struct ddp_pd *pd = __ddp_pd_alloc(GFP_KERNEL_ACCOUNT);
 
 	if (IS_ERR(pd))
 		return PTR_ERR(pd);
