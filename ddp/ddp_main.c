@@ -1026,8 +1026,10 @@ EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
  *	@desc->addr is ignored
  * @data: the message, @desc->len octets
  *
- * Untagged messages get the queue's next MSN.
- * Return: 0, or a negative errno (-ENOTCONN before full operation).
+ * Untagged messages get the queue's next MSN. A tagged header has one
+ * RsvdULP octet: @desc->rsvdulp[1..4] must be 0.
+ * Return: 0, or a negative errno (-EINVAL for bad flags, QN or RsvdULP,
+ * -ENOTCONN before full operation).
  */
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		 struct iov_iter *data)
@@ -1046,6 +1048,9 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	if (desc->flags & ~DDP_SEND_TAGGED)
 		return -EINVAL;
 	if (!tagged && desc->qn >= s->nqueues)
+		return -EINVAL;
+	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
+	if (tagged && memchr_inv(desc->rsvdulp + 1, 0, sizeof(desc->rsvdulp) - 1))
 		return -EINVAL;
 	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
 
@@ -1247,6 +1252,7 @@ static const struct file_operations ddp_stream_fops = {
 	.read		= ddp_stream_read,
 	.poll		= ddp_stream_poll,
 	.unlocked_ioctl	= ddp_stream_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };
 
@@ -1399,6 +1405,7 @@ static const struct file_operations ddp_pd_fops = {
 	.open		= ddp_pd_open,
 	.release	= ddp_pd_release,
 	.unlocked_ioctl	= ddp_pd_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };
 

@@ -6,12 +6,157 @@
  * cgroup). See Documentation/ddp.rst.
  * Needs mpa.ko and ddp.ko loaded, and root.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "ddp_test_util.h"
+
+/*
+ * The layouts user space relies on. Every field is naturally aligned and
+ * every structure a multiple of 8 octets, so i386 (where __u64 is only
+ * 4-aligned) lays them out the same: compat_ptr_ioctl is all a 32-bit
+ * process needs. These assertions also hold with gcc -m32.
+ */
+#define ABI_OFF(t, f, o)	static_assert(offsetof(struct t, f) == (o), #t "." #f)
+#define ABI_SIZE(t, n)		static_assert(sizeof(struct t) == (n), #t)
+
+ABI_SIZE(ddp_bind, 16);
+ABI_OFF(ddp_bind, stream_fd, 12);
+ABI_SIZE(ddp_reg_mr, 40);
+ABI_OFF(ddp_reg_mr, base_to, 16);
+ABI_OFF(ddp_reg_mr, access, 24);
+ABI_OFF(ddp_reg_mr, stream_fd, 28);
+ABI_OFF(ddp_reg_mr, stag, 32);
+ABI_OFF(ddp_reg_mr, pad, 36);
+ABI_SIZE(ddp_post_recv, 32);
+ABI_OFF(ddp_post_recv, qn, 16);
+ABI_OFF(ddp_post_recv, cookie, 24);
+ABI_SIZE(ddp_send, 48);
+ABI_OFF(ddp_send, flags, 16);
+ABI_OFF(ddp_send, stag, 24);
+ABI_OFF(ddp_send, to, 32);
+ABI_OFF(ddp_send, rsvdulp, 40);
+ABI_OFF(ddp_send, pad, 45);
+ABI_SIZE(ddp_event, 72);
+ABI_OFF(ddp_event, hdr_len, 4);
+ABI_OFF(ddp_event, stag, 20);
+ABI_OFF(ddp_event, cookie, 24);
+ABI_OFF(ddp_event, to, 32);
+ABI_OFF(ddp_event, rsvdulp, 40);
+ABI_OFF(ddp_event, hdr, 48);
+
+#define PAGE		4096
+
+/* ioctl numbers: 'J', not 'D' (s390 dasd, pmcraid). */
+TEST(ioctl_numbers)
+{
+	struct ddp_reg_mr r = { .stream_fd = -1 };
+	__u8 *buf;
+	int pd;
+
+	EXPECT_EQ('J', _IOC_TYPE(DDP_IOC_BIND));
+	EXPECT_EQ(_IOWR('J', 1, struct ddp_bind), DDP_IOC_BIND);
+	EXPECT_EQ(_IOWR('J', 2, struct ddp_reg_mr), DDP_IOC_REG_MR);
+	EXPECT_EQ(_IOW('J', 3, __u32), DDP_IOC_INVALIDATE);
+	EXPECT_EQ(_IOW('J', 4, struct ddp_post_recv), DDP_IOC_POST_RECV);
+	EXPECT_EQ(_IOW('J', 5, struct ddp_send), DDP_IOC_SEND);
+	EXPECT_EQ(_IO('J', 6), DDP_IOC_SHUTDOWN);
+
+	pd = ddp_open_pd();
+	ASSERT_LE(0, pd);
+	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	r.addr = (uintptr_t)buf;
+	r.len = PAGE;
+	r.access = DDP_ACCESS_REMOTE_WRITE;
+	/* the old 'D' number means nothing any more */
+	EXPECT_EQ(-1, ioctl(pd, _IOWR('D', 2, struct ddp_reg_mr), &r));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(0, ioctl(pd, DDP_IOC_REG_MR, &r));
+	EXPECT_EQ(0, ddp_invalidate(pd, r.stag));
+	close(pd);
+	munmap(buf, PAGE);
+}
+
+FIXTURE(stream)
+{
+	int fds[2];
+	int pd;
+	int sfd;	/* stream of fds[0] */
+	int peer_pd;
+	int peer;	/* stream of fds[1] */
+};
+
+FIXTURE_SETUP(stream)
+{
+	self->pd = -1;
+	self->peer_pd = -1;
+	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, 0));
+	self->pd = ddp_open_pd();
+	ASSERT_LE(0, self->pd);
+	self->sfd = ddp_bind(self->pd, self->fds[0], 1);
+	ASSERT_LE(0, self->sfd);
+	self->peer_pd = ddp_open_pd();
+	ASSERT_LE(0, self->peer_pd);
+	self->peer = ddp_bind(self->peer_pd, self->fds[1], 1);
+	ASSERT_LE(0, self->peer);
+}
+
+FIXTURE_TEARDOWN(stream)
+{
+	close(self->sfd);
+	close(self->peer);
+	close(self->pd);
+	close(self->peer_pd);
+	close(self->fds[0]);
+	close(self->fds[1]);
+}
+
+/*
+ * A tagged header has one RsvdULP octet (RFC 5041 section 4.3):
+ * rsvdulp[1..4] mean nothing there and must be 0.
+ */
+TEST_F(stream, tagged_send_rsvdulp)
+{
+	struct ddp_event ev;
+	struct ddp_gbuf g;
+	__u8 src[64];
+	__u32 stag;
+	int i;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, PAGE, 0));
+	ASSERT_EQ(0, ddp_reg(self->peer_pd, g.buf, PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &stag));
+	ddp_fill(src, sizeof(src), 3);
+	for (i = 1; i < 5; i++) {
+		struct ddp_send sd = {
+			.addr = (uintptr_t)src,
+			.len = sizeof(src),
+			.flags = DDP_SEND_TAGGED,
+			.stag = stag,
+		};
+
+		sd.rsvdulp[i] = 1;
+		EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND, &sd)) {
+			TH_LOG("rsvdulp[%d] = 1 accepted", i);
+		}
+		EXPECT_EQ(EINVAL, errno);
+	}
+	/* nothing went out: the next message is the first one placed */
+	ASSERT_EQ(0, ddp_send_tagged(self->sfd, src, sizeof(src), stag, 0, 0x42));
+	ASSERT_EQ(1, ddp_event(self->peer, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
+	EXPECT_EQ(0x42, ev.rsvdulp[0]);
+	EXPECT_EQ(0, ev.rsvdulp[1]);
+	EXPECT_EQ(sizeof(src), ev.len);
+	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
+	EXPECT_EQ(0, ddp_event(self->peer, &ev, 100));
+	ddp_gbuf_free(&g);
+}
 
 /* ---- memory cgroup ---- */
 
