@@ -40,6 +40,7 @@
 #define DDP_STAG_INDEX_MAX	0xffffff
 #define DDP_STAG_ROUNDS		8	/* of the Feistel permutation of indexes */
 #define DDP_STAG_TRIES		4096	/* index probes before -EBUSY */
+#define DDP_PIN_CHUNK		(PAGE_SIZE / sizeof(struct vm_area_struct *))
 
 /* PD and stream IDs share one space, so an STag's owner is unambiguous */
 static DEFINE_IDA(ddp_ids);
@@ -51,6 +52,7 @@ static DEFINE_IDA(ddp_ids);
  * @first: offset of the first octet in @pages[0]
  * @len: length in octets
  * @mm: for pinned user memory: whose RLIMIT_MEMLOCK it is charged to
+ * @writable: pinned for writing (FOLL_WRITE): dirty the pages on release
  */
 struct ddp_mem {
 	struct page	**pages;
@@ -58,6 +60,7 @@ struct ddp_mem {
 	u32		first;
 	u64		len;
 	struct mm_struct *mm;
+	bool		writable;
 };
 
 /**
@@ -210,7 +213,8 @@ struct ddp_stream {
 static void ddp_mem_release(struct ddp_mem *m, bool dirty)
 {
 	if (m->mm) {
-		unpin_user_pages_dirty_lock(m->pages, m->npages, dirty);
+		unpin_user_pages_dirty_lock(m->pages, m->npages,
+					    dirty && m->writable);
 		account_locked_vm(m->mm, m->npages, false);
 		mmdrop(m->mm);
 	}
@@ -218,12 +222,36 @@ static void ddp_mem_release(struct ddp_mem *m, bool dirty)
 	m->pages = NULL;
 }
 
-/* Pin @len octets of user memory at @addr for writing, charged to MEMLOCK. */
-static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len)
+/*
+ * DDP writes into the pages from softirq, behind the back of whatever
+ * owns them. Page cache pages of a shared file mapping must not be
+ * written that way (the filesystem does not know they are dirty: the
+ * WARN class that ib_umem users had to learn about), so a writable pin
+ * refuses them. Shared anonymous memory (MAP_SHARED | MAP_ANONYMOUS,
+ * SysV shm) lives in kernel-internal shmem files: those are fine.
+ */
+static bool ddp_vma_refused(const struct vm_area_struct *vma)
 {
+	return vma->vm_file && (vma->vm_flags & VM_SHARED) &&
+	       !IS_PRIVATE(file_inode(vma->vm_file));
+}
+
+/*
+ * Pin @len octets of user memory at @addr, charged to RLIMIT_MEMLOCK
+ * (CAP_IPC_LOCK bypasses the limit). With @write the pages are pinned
+ * for writing and must not belong to a shared file mapping
+ * (-EOPNOTSUPP); the pages and the VMAs are checked under one
+ * mmap_read_lock(), so the check cannot be raced by an mmap().
+ */
+static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
+{
+	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct **vmas;
+	u32 done = 0, i;
 	u64 npages;
-	int ret, n;
-	u32 done = 0;
+	long n;
+	int ret;
 
 	if (!len || len > DDP_MAX_REG_LEN || addr + len < addr)
 		return -EINVAL;
@@ -231,29 +259,49 @@ static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len)
 	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
-	ret = account_locked_vm(current->mm, npages, true);
-	if (ret)
+	vmas = (struct vm_area_struct **)__get_free_page(GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!vmas)
 		goto err_free;
+	ret = account_locked_vm(mm, npages, true);
+	if (ret)
+		goto err_vmas;
+	mmap_read_lock(mm);
 	while (done < npages) {
-		n = pin_user_pages_fast((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
-					npages - done, FOLL_WRITE | FOLL_LONGTERM,
-					m->pages + done);
+		n = pin_user_pages((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
+				   min_t(u64, npages - done, DDP_PIN_CHUNK), flags,
+				   m->pages + done, vmas);
 		if (n <= 0) {
 			ret = n ? n : -EFAULT;
-			goto err_unpin;
+			break;
 		}
 		done += n;
+		for (i = 0; write && i < n; i++) {
+			if (ddp_vma_refused(vmas[i])) {
+				ret = -EOPNOTSUPP;
+				break;
+			}
+		}
+		if (ret)
+			break;
 	}
+	mmap_read_unlock(mm);
+	if (ret)
+		goto err_unpin;
+	free_page((unsigned long)vmas);
 	m->npages = npages;
 	m->first = addr & ~PAGE_MASK;
 	m->len = len;
-	m->mm = current->mm;
+	m->mm = mm;
+	m->writable = write;
 	mmgrab(m->mm);
 	return 0;
 
 err_unpin:
 	unpin_user_pages(m->pages, done);
-	account_locked_vm(current->mm, npages, false);
+	account_locked_vm(mm, npages, false);
+err_vmas:
+	free_page((unsigned long)vmas);
 err_free:
 	kvfree(m->pages);
 	m->pages = NULL;
@@ -275,6 +323,7 @@ static int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	m->first = first;
 	m->len = len;
 	m->mm = NULL;
+	m->writable = true;
 	return 0;
 }
 
@@ -1191,7 +1240,7 @@ static long ddp_ioc_post_recv(struct ddp_stream *s, void __user *arg)
 	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
-	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len);
+	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len, true);
 	if (!ret) {
 		b->cookie = pr.cookie;
 		ret = ddp_post(s, pr.qn, b);
@@ -1342,7 +1391,9 @@ static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 	ret = -ENOMEM;
 	if (!mr)
 		goto out;
-	ret = ddp_mem_pin(&mr->mem, r.addr, r.len);
+	/* only remote write needs the pages writable */
+	ret = ddp_mem_pin(&mr->mem, r.addr, r.len,
+			  r.access & DDP_ACCESS_REMOTE_WRITE);
 	if (ret) {
 		kfree(mr);
 		goto out;

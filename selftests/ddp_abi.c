@@ -9,7 +9,10 @@
 #include <assert.h>
 #include <stddef.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 
 #include "kselftest_harness.h"
 #include "ddp_test_util.h"
@@ -156,6 +159,161 @@ TEST_F(stream, tagged_send_rsvdulp)
 	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
 	EXPECT_EQ(0, ddp_event(self->peer, &ev, 100));
 	ddp_gbuf_free(&g);
+}
+
+/*
+ * Only remote write pins the pages for writing: a read-only mapping can
+ * be registered as an RDMA Read source, not as a sink.
+ */
+TEST(read_only_mapping)
+{
+	__u32 stag[1] = { 0 };	/* in memory: the harness longjmp()s */
+	__u8 *ro;
+	int pd;
+
+	pd = ddp_open_pd();
+	ASSERT_LE(0, pd);
+	ro = mmap(NULL, 4 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(0, ddp_reg(pd, ro, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ, -1, stag));
+	EXPECT_EQ(0, ddp_invalidate(pd, stag[0]));
+	EXPECT_EQ(0, ddp_reg(pd, ro + 100, 2 * PAGE, 0, 0, -1, stag));
+	EXPECT_EQ(0, ddp_invalidate(pd, stag[0]));
+	EXPECT_EQ(-1, ddp_reg(pd, ro, 4 * PAGE, 0,
+			      DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ, -1,
+			      stag));
+	EXPECT_EQ(EFAULT, errno);
+	close(pd);
+	munmap(ro, 4 * PAGE);
+}
+
+/* Map @len octets of a new file in @dir with @flags: the mapping, or NULL. */
+static void *map_file(const char *dir, size_t len, int flags, int prot)
+{
+	char path[256];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ddp_abi.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	if (ftruncate(fd, len)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, len, prot, flags, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * DDP writes into the pages from softirq: page cache pages of a shared
+ * file mapping are refused as sinks and receive buffers (EOPNOTSUPP).
+ * A private file mapping (its own anonymous copies), shared anonymous
+ * memory, and a shared file mapping registered without remote write
+ * are fine.
+ */
+TEST_F(stream, shared_file_mapping)
+{
+	const int rw = PROT_READ | PROT_WRITE;
+	__u8 *shared, *priv, *anon;
+	const char *dir;
+	__u32 stag[1] = { 0 };	/* in memory: the harness longjmp()s */
+
+	shared = map_file("/tmp", 4 * PAGE, MAP_SHARED, rw);
+	ASSERT_NE(NULL, shared);
+	memset(shared, 1, 4 * PAGE);
+	EXPECT_EQ(-1, ddp_reg(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			      -1, stag));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* one page of the range is enough */
+	EXPECT_EQ(-1, ddp_post(self->sfd, shared + 3 * PAGE, PAGE, 0, 1));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(0, ddp_reg(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ,
+			     -1, stag));
+	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
+
+	priv = map_file("/tmp", 4 * PAGE, MAP_PRIVATE, rw);
+	ASSERT_NE(NULL, priv);
+	EXPECT_EQ(0, ddp_reg(self->pd, priv, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, stag));
+	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
+
+	anon = mmap(NULL, 4 * PAGE, rw, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, anon);
+	EXPECT_EQ(0, ddp_reg(self->pd, anon, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, stag));
+	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
+	EXPECT_EQ(0, ddp_post(self->sfd, anon, PAGE, 0, 2));
+
+	/* the project share, when it takes writable shared mappings */
+	dir = getenv("VM_SHARE");
+	munmap(shared, 4 * PAGE);
+	shared = dir ? map_file(dir, 4 * PAGE, MAP_SHARED, rw) : NULL;
+	if (shared) {
+		EXPECT_EQ(-1, ddp_reg(self->pd, shared, 4 * PAGE, 0,
+				      DDP_ACCESS_REMOTE_WRITE, -1, stag));
+		EXPECT_EQ(EOPNOTSUPP, errno);
+		munmap(shared, 4 * PAGE);
+	} else {
+		TH_LOG("no writable shared file mapping on $VM_SHARE: not tried");
+	}
+	munmap(priv, 4 * PAGE);
+	munmap(anon, 4 * PAGE);
+}
+
+static int set_ipc_lock(int on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[0].effective |= 1U << CAP_IPC_LOCK;
+	else
+		d[0].effective &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Pinned pages are charged to RLIMIT_MEMLOCK, registered and posted
+ * alike; CAP_IPC_LOCK goes past the limit.
+ */
+TEST_F(stream, memlock_limit)
+{
+	struct rlimit rl = { .rlim_cur = 64 * PAGE, .rlim_max = 64 * PAGE };
+	__u32 st[2] = { 0 };	/* in memory: the harness longjmp()s */
+	__u8 *buf;
+
+	buf = mmap(NULL, 256 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, set_ipc_lock(0));
+	EXPECT_EQ(0, ddp_reg(self->pd, buf, 48 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &st[0]));
+	/* 48 + 17 > 64 pages */
+	EXPECT_EQ(-1, ddp_reg(self->pd, buf + 64 * PAGE, 17 * PAGE, 0,
+			      DDP_ACCESS_REMOTE_WRITE, -1, &st[1]));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(-1, ddp_post(self->sfd, buf + 64 * PAGE, 17 * PAGE, 0, 1));
+	EXPECT_EQ(ENOMEM, errno);
+	/* an unaligned octet range is charged by the pages it touches */
+	EXPECT_EQ(-1, ddp_post(self->sfd, buf + 64 * PAGE + 1, 16 * PAGE, 0, 1));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(0, ddp_post(self->sfd, buf + 64 * PAGE, 16 * PAGE, 0, 1));
+	/* what is given back can be pinned again */
+	EXPECT_EQ(0, ddp_invalidate(self->pd, st[0]));
+	EXPECT_EQ(0, ddp_reg(self->pd, buf + 128 * PAGE, 48 * PAGE, 0,
+			     DDP_ACCESS_REMOTE_WRITE, -1, &st[0]));
+	/* with CAP_IPC_LOCK the limit does not apply */
+	ASSERT_EQ(0, set_ipc_lock(1));
+	EXPECT_EQ(0, ddp_reg(self->pd, buf, 128 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+			     -1, &st[1]));
+	munmap(buf, 256 * PAGE);
 }
 
 /* ---- memory cgroup ---- */
