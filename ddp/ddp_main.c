@@ -23,6 +23,7 @@
 #include <linux/poll.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -37,6 +38,9 @@
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
 #define DDP_MAX_REG_LEN		BIT_ULL(32)
 #define DDP_STAG_INDEX_MAX	0xffffff
+#define DDP_STAG_ROUNDS		8	/* of the Feistel permutation of indexes */
+#define DDP_STAG_TRIES		4096	/* index probes before -EBUSY */
+#define DDP_PIN_CHUNK		(PAGE_SIZE / sizeof(struct vm_area_struct *))
 
 /* PD and stream IDs share one space, so an STag's owner is unambiguous */
 static DEFINE_IDA(ddp_ids);
@@ -48,6 +52,7 @@ static DEFINE_IDA(ddp_ids);
  * @first: offset of the first octet in @pages[0]
  * @len: length in octets
  * @mm: for pinned user memory: whose RLIMIT_MEMLOCK it is charged to
+ * @writable: pinned for writing (FOLL_WRITE): dirty the pages on release
  */
 struct ddp_mem {
 	struct page	**pages;
@@ -55,6 +60,7 @@ struct ddp_mem {
 	u32		first;
 	u64		len;
 	struct mm_struct *mm;
+	bool		writable;
 };
 
 /**
@@ -65,6 +71,11 @@ struct ddp_mem {
  * @base_to: tagged offset of its first octet
  * @access: DDP_ACCESS_*
  * @valid: false once invalidated
+ * @dead: on a list of buffers to free after an RCU grace period
+ *
+ * A buffer is found by RCU lookups of &ddp_pd.mrs (placement) and by
+ * walks under the xarray lock (invalidation). It is freed only after it
+ * was erased from the xarray under that lock and a grace period passed.
  */
 struct ddp_mr {
 	struct ddp_mem	mem;
@@ -73,19 +84,23 @@ struct ddp_mr {
 	u64		base_to;
 	u32		access;
 	bool		valid;
+	struct list_head dead;
 };
 
 /**
  * struct ddp_pd - protection domain
  * @id: PD ID
  * @mrs: tagged buffers by STag index
- * @next_idx: where the cyclic search for a free STag index starts
+ * @stag_ctr: counter whose keyed permutation gives the next STag index
+ *	(under the xarray lock)
+ * @stag_key: the PD's secret key of that permutation
  * @ref: the PD's own reference plus one per stream
  */
 struct ddp_pd {
 	u32		id;
 	struct xarray	mrs;
-	u32		next_idx;
+	u32		stag_ctr;
+	siphash_key_t	stag_key;
 	refcount_t	ref;
 };
 
@@ -146,6 +161,8 @@ struct ddp_queue {
  * @seg_buf: untagged: the buffer it goes to
  * @t_first_to: tagged: TO of the first segment of the current message
  * @t_len: tagged: octets of the current message so far
+ * @rx_next: offset in the current segment where the next run from MPA
+ *	must start
  * @stopped: an error was reported; later segments are dropped
  * @dv: DDP version of the stream: 1, or 0 after an MPA revision 0
  *	(RDMAC) startup (RFC 5044 Appendix C)
@@ -179,6 +196,7 @@ struct ddp_stream {
 	struct ddp_rbuf		*seg_buf;
 	u64			t_first_to;
 	u64			t_len;
+	u32			rx_next;
 	bool			stopped;
 	u8			dv;
 	bool			shut;
@@ -195,7 +213,8 @@ struct ddp_stream {
 static void ddp_mem_release(struct ddp_mem *m, bool dirty)
 {
 	if (m->mm) {
-		unpin_user_pages_dirty_lock(m->pages, m->npages, dirty);
+		unpin_user_pages_dirty_lock(m->pages, m->npages,
+					    dirty && m->writable);
 		account_locked_vm(m->mm, m->npages, false);
 		mmdrop(m->mm);
 	}
@@ -203,42 +222,86 @@ static void ddp_mem_release(struct ddp_mem *m, bool dirty)
 	m->pages = NULL;
 }
 
-/* Pin @len octets of user memory at @addr for writing, charged to MEMLOCK. */
-static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len)
+/*
+ * DDP writes into the pages from softirq, behind the back of whatever
+ * owns them. Page cache pages of a shared file mapping must not be
+ * written that way (the filesystem does not know they are dirty: the
+ * WARN class that ib_umem users had to learn about), so a writable pin
+ * refuses them. Shared anonymous memory (MAP_SHARED | MAP_ANONYMOUS,
+ * SysV shm) lives in kernel-internal shmem files: those are fine.
+ */
+static bool ddp_vma_refused(const struct vm_area_struct *vma)
 {
+	return vma->vm_file && (vma->vm_flags & VM_SHARED) &&
+	       !IS_PRIVATE(file_inode(vma->vm_file));
+}
+
+/*
+ * Pin @len octets of user memory at @addr, charged to RLIMIT_MEMLOCK
+ * (CAP_IPC_LOCK bypasses the limit). With @write the pages are pinned
+ * for writing and must not belong to a shared file mapping
+ * (-EOPNOTSUPP); the pages and the VMAs are checked under one
+ * mmap_read_lock(), so the check cannot be raced by an mmap().
+ */
+static int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
+{
+	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct **vmas;
+	u32 done = 0, i;
 	u64 npages;
-	int ret, n;
-	u32 done = 0;
+	long n;
+	int ret;
 
 	if (!len || len > DDP_MAX_REG_LEN || addr + len < addr)
 		return -EINVAL;
 	npages = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
-	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL);
+	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
-	ret = account_locked_vm(current->mm, npages, true);
-	if (ret)
+	vmas = (struct vm_area_struct **)__get_free_page(GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!vmas)
 		goto err_free;
+	ret = account_locked_vm(mm, npages, true);
+	if (ret)
+		goto err_vmas;
+	mmap_read_lock(mm);
 	while (done < npages) {
-		n = pin_user_pages_fast((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
-					npages - done, FOLL_WRITE | FOLL_LONGTERM,
-					m->pages + done);
+		n = pin_user_pages((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
+				   min_t(u64, npages - done, DDP_PIN_CHUNK), flags,
+				   m->pages + done, vmas);
 		if (n <= 0) {
 			ret = n ? n : -EFAULT;
-			goto err_unpin;
+			break;
 		}
 		done += n;
+		for (i = 0; write && i < n; i++) {
+			if (ddp_vma_refused(vmas[i])) {
+				ret = -EOPNOTSUPP;
+				break;
+			}
+		}
+		if (ret)
+			break;
 	}
+	mmap_read_unlock(mm);
+	if (ret)
+		goto err_unpin;
+	free_page((unsigned long)vmas);
 	m->npages = npages;
 	m->first = addr & ~PAGE_MASK;
 	m->len = len;
-	m->mm = current->mm;
+	m->mm = mm;
+	m->writable = write;
 	mmgrab(m->mm);
 	return 0;
 
 err_unpin:
 	unpin_user_pages(m->pages, done);
-	account_locked_vm(current->mm, npages, false);
+	account_locked_vm(mm, npages, false);
+err_vmas:
+	free_page((unsigned long)vmas);
 err_free:
 	kvfree(m->pages);
 	m->pages = NULL;
@@ -252,7 +315,7 @@ static int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	if (!len || first >= PAGE_SIZE ||
 	    DIV_ROUND_UP(first + len, PAGE_SIZE) > npages)
 		return -EINVAL;
-	m->pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	m->pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
 	memcpy(m->pages, pages, npages * sizeof(*pages));
@@ -260,6 +323,7 @@ static int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	m->first = first;
 	m->len = len;
 	m->mm = NULL;
+	m->writable = true;
 	return 0;
 }
 
@@ -282,14 +346,10 @@ static void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 l
 
 /* ---- protection domains and tagged buffers ---- */
 
-/**
- * ddp_pd_alloc() - a new protection domain
- *
- * Return: the PD, or an ERR_PTR.
- */
-struct ddp_pd *ddp_pd_alloc(void)
+/* A user's PD (/dev/ddp) is charged to the user's memory cgroup. */
+static struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 {
-	struct ddp_pd *pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	struct ddp_pd *pd = kzalloc(sizeof(*pd), gfp);
 	int id;
 
 	if (!pd)
@@ -300,9 +360,21 @@ struct ddp_pd *ddp_pd_alloc(void)
 		return ERR_PTR(id);
 	}
 	pd->id = id;
-	xa_init_flags(&pd->mrs, XA_FLAGS_ALLOC1);
+	xa_init(&pd->mrs);
+	get_random_bytes(&pd->stag_key, sizeof(pd->stag_key));
+	pd->stag_ctr = get_random_u32() & DDP_STAG_INDEX_MAX;
 	refcount_set(&pd->ref, 1);
 	return pd;
+}
+
+/**
+ * ddp_pd_alloc() - a new protection domain
+ *
+ * Return: the PD, or an ERR_PTR.
+ */
+struct ddp_pd *ddp_pd_alloc(void)
+{
+	return __ddp_pd_alloc(GFP_KERNEL);
 }
 EXPORT_SYMBOL_GPL(ddp_pd_alloc);
 
@@ -332,27 +404,55 @@ void ddp_pd_put(struct ddp_pd *pd)
 }
 EXPORT_SYMBOL_GPL(ddp_pd_put);
 
+/*
+ * A keyed pseudo-random permutation of the 24-bit index space: a
+ * balanced Feistel network of DDP_STAG_ROUNDS rounds on two 12-bit
+ * halves, with SipHash under the PD's secret key as round function.
+ */
+static u32 ddp_stag_index(const struct ddp_pd *pd, u32 ctr)
+{
+	u32 l = ctr >> 12 & 0xfff, r = ctr & 0xfff, t, i;
+
+	for (i = 0; i < DDP_STAG_ROUNDS; i++) {
+		t = l ^ (siphash_2u32(r, i, &pd->stag_key) & 0xfff);
+		l = r;
+		r = t;
+	}
+	return l << 12 | r;
+}
+
+/*
+ * STag = index << 8 | key (RFC 5040 section 4.2). The index is the
+ * keyed permutation of a counter, so indexes are spread over the whole
+ * space in an order the peer cannot derive (RFC 5042 section 5.1: STags
+ * hard to guess), and one does not come back before the counter went
+ * round, i.e. before 2^24 registrations on the PD: an invalidated STag
+ * is not reused soon. The 8-bit key is random. -EBUSY when
+ * DDP_STAG_TRIES indexes in a row are in use.
+ */
 static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 {
+	int ret = -EBUSY, tries;
 	u32 idx;
-	int ret;
-	u8 key;
 
-	/*
-	 * Indexes are handed out cyclically, so an invalidated STag does not
-	 * come back before 2^24 registrations; the random key makes STags
-	 * unguessable.
-	 */
-	ret = xa_alloc_cyclic(&pd->mrs, &idx, NULL, XA_LIMIT(1, DDP_STAG_INDEX_MAX),
-			      &pd->next_idx, GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	key = get_random_u8();
-	mr->stag = idx << 8 | key;
 	mr->valid = true;
-	xa_store(&pd->mrs, idx, mr, GFP_KERNEL);
-	*stag = mr->stag;
-	return 0;
+	xa_lock(&pd->mrs);
+	for (tries = 0; tries < DDP_STAG_TRIES; tries++) {
+		idx = ddp_stag_index(pd, pd->stag_ctr);
+		pd->stag_ctr = (pd->stag_ctr + 1) & DDP_STAG_INDEX_MAX;
+		if (!idx)
+			continue;
+		/* set before the buffer is visible to lookups */
+		mr->stag = idx << 8 | get_random_u8();
+		/* -EBUSY: the index is in use, try the next one */
+		ret = __xa_insert(&pd->mrs, idx, mr, GFP_KERNEL_ACCOUNT);
+		if (ret != -EBUSY)
+			break;
+	}
+	xa_unlock(&pd->mrs);
+	if (!ret)
+		*stag = mr->stag;
+	return ret;
 }
 
 /**
@@ -373,7 +473,7 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 		  struct page **pages, u32 npages, u32 first, u64 len,
 		  u64 base_to, u32 access, u32 *stag)
 {
-	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	int ret;
 
 	if (!mr)
@@ -601,8 +701,21 @@ static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
 		s->hdr_have = 0;
 		s->seg_bad = false;
 		s->seg_buf = NULL;
+		s->rx_next = 0;
 	}
-	if (s->seg_bad)
+	/*
+	 * MPA hands over each segment in order from offset 0. Should a run
+	 * ever start elsewhere or reach past the segment, nothing of it is
+	 * placed: the header or the buffer it would go to is not known.
+	 */
+	if (!ddp_run_in_order(s->rx_next, seg_len, off, len)) {
+		s->seg_bad = true;
+		s->seg_buf = NULL;
+		ddp_error(s, DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC, seg_len);
+		return;
+	}
+	s->rx_next = off + len;
+	if (s->seg_bad || !len)
 		return;
 	hlen = ddp_hdr_len(s->hdr_have ? s->hdr[0] : p[0]);
 	if (off < hlen) {
@@ -751,7 +864,7 @@ static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *so
 		return ERR_PTR(-EINVAL);
 	if (sock->type != SOCK_STREAM || sock->sk->sk_protocol != IPPROTO_TCP)
 		return ERR_PTR(-EPROTOTYPE);
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	id = ida_alloc_min(&ddp_ids, 1, GFP_KERNEL);
@@ -850,15 +963,34 @@ static void ddp_flush(struct ddp_stream *s)
 	}
 }
 
-/* Invalidate the tagged buffers bound to this stream only. */
+/*
+ * Invalidate the tagged buffers bound to this stream only. The walk runs
+ * under the xarray lock, which ddp_invalidate() takes too: every buffer
+ * it sees is still in the xarray, hence not freed, while its owner is
+ * read. The buffers are freed after one grace period for all of them.
+ */
 static void ddp_invalidate_owned(struct ddp_stream *s)
 {
-	struct ddp_mr *mr;
+	struct xarray *mrs = &s->pd->mrs;
+	struct ddp_mr *mr, *tmp;
 	unsigned long idx;
+	LIST_HEAD(dead);
 
-	xa_for_each(&s->pd->mrs, idx, mr)
-		if (mr->owner == s->id)
-			ddp_invalidate(s->pd, mr->stag);
+	xa_lock(mrs);
+	xa_for_each(mrs, idx, mr) {
+		if (mr->owner != s->id)
+			continue;
+		WRITE_ONCE(mr->valid, false);
+		__xa_erase(mrs, idx);
+		list_add_tail(&mr->dead, &dead);
+	}
+	xa_unlock(mrs);
+	if (list_empty(&dead))
+		return;
+	/* placement looks buffers up under rcu_read_lock() */
+	synchronize_rcu();
+	list_for_each_entry_safe(mr, tmp, &dead, dead)
+		ddp_mr_free(mr);
 }
 
 /**
@@ -922,7 +1054,7 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie)
 {
-	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	int ret;
 
 	if (!b)
@@ -947,8 +1079,10 @@ EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
  *	@desc->addr is ignored
  * @data: the message, @desc->len octets
  *
- * Untagged messages get the queue's next MSN.
- * Return: 0, or a negative errno (-ENOTCONN before full operation).
+ * Untagged messages get the queue's next MSN. A tagged header has one
+ * RsvdULP octet: @desc->rsvdulp[1..4] must be 0.
+ * Return: 0, or a negative errno (-EINVAL for bad flags, QN or RsvdULP,
+ * -ENOTCONN before full operation).
  */
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		 struct iov_iter *data)
@@ -967,6 +1101,9 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	if (desc->flags & ~DDP_SEND_TAGGED)
 		return -EINVAL;
 	if (!tagged && desc->qn >= s->nqueues)
+		return -EINVAL;
+	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
+	if (tagged && memchr_inv(desc->rsvdulp + 1, 0, sizeof(desc->rsvdulp) - 1))
 		return -EINVAL;
 	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
 
@@ -1104,10 +1241,10 @@ static long ddp_ioc_post_recv(struct ddp_stream *s, void __user *arg)
 		return -EFAULT;
 	if (pr.pad || pr.qn >= s->nqueues)
 		return -EINVAL;
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
-	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len);
+	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len, true);
 	if (!ret) {
 		b->cookie = pr.cookie;
 		ret = ddp_post(s, pr.qn, b);
@@ -1168,6 +1305,7 @@ static const struct file_operations ddp_stream_fops = {
 	.read		= ddp_stream_read,
 	.poll		= ddp_stream_poll,
 	.unlocked_ioctl	= ddp_stream_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };
 
@@ -1187,7 +1325,7 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	sock = sockfd_lookup(b.sock_fd, &ret);
 	if (!sock)
 		return ret;
-	ev = kcalloc(DDP_EVQ_LEN, sizeof(*ev), GFP_KERNEL);
+	ev = kcalloc(DDP_EVQ_LEN, sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	ret = -ENOMEM;
 	if (!ev)
 		goto err_sock;
@@ -1253,11 +1391,13 @@ static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 			return -EINVAL;
 		}
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	ret = -ENOMEM;
 	if (!mr)
 		goto out;
-	ret = ddp_mem_pin(&mr->mem, r.addr, r.len);
+	/* only remote write needs the pages writable */
+	ret = ddp_mem_pin(&mr->mem, r.addr, r.len,
+			  r.access & DDP_ACCESS_REMOTE_WRITE);
 	if (ret) {
 		kfree(mr);
 		goto out;
@@ -1301,7 +1441,7 @@ static long ddp_pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int ddp_pd_open(struct inode *inode, struct file *file)
 {
-	struct ddp_pd *pd = ddp_pd_alloc();
+	struct ddp_pd *pd = __ddp_pd_alloc(GFP_KERNEL_ACCOUNT);
 
 	if (IS_ERR(pd))
 		return PTR_ERR(pd);
@@ -1320,6 +1460,7 @@ static const struct file_operations ddp_pd_fops = {
 	.open		= ddp_pd_open,
 	.release	= ddp_pd_release,
 	.unlocked_ioctl	= ddp_pd_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };
 

@@ -191,6 +191,25 @@ int ddp_check_tagged(const struct ddp_seg *s, const struct ddp_region_view *r,
 }
 
 /**
+ * ddp_run_in_order() - a run of segment octets is the one expected next
+ * @next: offset in the segment where the next run must start (0 for a
+ *	new segment)
+ * @seg_len: the segment's length
+ * @off: offset of the run in the segment
+ * @len: its length
+ *
+ * The LLP hands a segment over in runs, in order and without gaps. A run
+ * anywhere else must not be placed: the header, and with it the buffer,
+ * of the octets before it is not known.
+ *
+ * Return: true when the run starts at @next and ends within the segment.
+ */
+bool ddp_run_in_order(u32 next, u32 seg_len, u32 off, u32 len)
+{
+	return off == next && off <= seg_len && len <= seg_len - off;
+}
+
+/**
  * ddp_check_untagged() - RFC 5041 section 7.1 checks of an untagged segment
  * @s: the parsed segment
  * @q: the queue its QN names, or NULL when there is none

@@ -124,6 +124,8 @@ void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, bool last,
 			    const u8 rsvdulp[DDP_RSVDULP_U_LEN], u32 qn,
 			    u32 msn, u32 mo);
 
+bool ddp_run_in_order(u32 next, u32 seg_len, u32 off, u32 len);
+
 u32 ddp_seg_payload_max(u32 mulpdu, bool tagged);
 int ddp_seg_init(struct ddp_segmenter *it, u64 msg_len, u32 max_payload);
 bool ddp_seg_next(struct ddp_segmenter *it, u32 *off, u32 *len, bool *last);

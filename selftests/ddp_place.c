@@ -482,6 +482,89 @@ TEST_F(pair, stag_key_changes_with_every_registration)
 	ddp_gbuf_free(&g);
 }
 
+/*
+ * RFC 5042 section 5.1: STags must be hard to guess, the whole 24-bit
+ * index included, not just the 8-bit key. 64 registrations on one PD:
+ * indexes that follow each other (difference 1) would come from a
+ * counter; random ones are spread over the index space. A uniform
+ * permutation gives a difference of 1 with probability 2^-23 per pair
+ * and leaves fewer than 8 of 16 top-nibble buckets empty with
+ * probability below 10^-7: neither assertion flakes.
+ */
+#define NREG	64
+
+TEST_F(pair, stag_indexes_unpredictable)
+{
+	int i, j, steps = 0, buckets = 0;
+	__u32 stag[NREG], idx[NREG];
+	int seen[16] = { 0 };
+	struct ddp_gbuf g;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	for (i = 0; i < NREG; i++) {
+		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
+				     DDP_ACCESS_REMOTE_WRITE, -1, &stag[i]));
+		idx[i] = stag[i] >> 8;
+		EXPECT_NE(0U, idx[i]);
+		for (j = 0; j < i; j++)
+			EXPECT_NE(idx[j], idx[i]);
+		if (i && (idx[i] - idx[i - 1] == 1 || idx[i - 1] - idx[i] == 1))
+			steps++;
+		if (!seen[idx[i] >> 20]++)
+			buckets++;
+	}
+	TH_LOG("indexes 0x%06x 0x%06x 0x%06x 0x%06x ...: %d steps of 1, %d of 16 buckets",
+	       idx[0], idx[1], idx[2], idx[3], steps, buckets);
+	EXPECT_GE(2, steps);
+	EXPECT_LE(8, buckets);
+	for (i = 0; i < NREG; i++)
+		EXPECT_EQ(0, ddp_invalidate(self->pdb, stag[i]));
+	ddp_gbuf_free(&g);
+}
+
+/*
+ * An invalidated STag does not come back soon: 512 registrations, each
+ * invalidated before the next (an RCU grace period each), never repeat
+ * an index (a fortiori an STag), and the first STag still names nothing
+ * afterwards.
+ */
+#define NCYCLE	512
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+TEST_F_TIMEOUT(pair, invalidated_stag_not_reused, 120)
+{
+	__u32 *idx, first = 0, stag;
+	struct ddp_gbuf g;
+	int i, dup = 0;
+
+	idx = calloc(NCYCLE, sizeof(*idx));
+	ASSERT_NE(NULL, idx);
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	for (i = 0; i < NCYCLE; i++) {
+		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
+				     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+		if (!i)
+			first = stag;
+		idx[i] = stag >> 8;
+		ASSERT_EQ(0, ddp_invalidate(self->pdb, stag));
+	}
+	qsort(idx, NCYCLE, sizeof(*idx), cmp_u32);
+	for (i = 1; i < NCYCLE; i++)
+		if (idx[i] == idx[i - 1])
+			dup++;
+	EXPECT_EQ(0, dup);
+	EXPECT_EQ(-1, ddp_invalidate(self->pdb, first));
+	EXPECT_EQ(ENOENT, errno);
+	free(idx);
+	ddp_gbuf_free(&g);
+}
+
 /* ---- --capture-run PORT: a fixed exchange for ddp_tshark.sh ---- */
 
 static int capture_pair(int port, int fds[2])

@@ -366,6 +366,72 @@ TEST(pinned_memory_given_back)
 	ddp_gbuf_free(&own);
 }
 
+/*
+ * Closing a stream invalidates the STags bound to it while the PD may
+ * invalidate the same STags: the two must not trip over each other (the
+ * stream's walk once read buffers that the PD had just freed). Nothing
+ * is left pinned and every STag is gone.
+ */
+#define RACE_MRS	128
+#define RACE_ROUNDS	20
+
+struct race {
+	int pd;
+	__u32 stag[RACE_MRS];
+	int bad;	/* invalidations that failed otherwise than ENOENT */
+};
+
+static void *race_invalidate(void *arg)
+{
+	struct race *r = arg;
+	int i;
+
+	for (i = 0; i < RACE_MRS; i++)
+		if (ddp_invalidate(r->pd, r->stag[i]) && errno != ENOENT)
+			r->bad++;
+	return NULL;
+}
+
+TEST(invalidate_while_stream_closes)
+{
+	int fds[2], s, i, round;
+	struct ddp_gbuf g;
+	struct race r;
+	pthread_t t;
+	long base;
+
+	ASSERT_EQ(0, ddp_gbuf_alloc(&g, RACE_MRS * 4096, 0));
+	base = vmlck_kb();
+	ASSERT_LE(0, base);
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
+		r.pd = ddp_open_pd();
+		ASSERT_LE(0, r.pd);
+		r.bad = 0;
+		s = ddp_bind(r.pd, fds[1], 1);
+		ASSERT_LE(0, s);
+		for (i = 0; i < RACE_MRS; i++)
+			ASSERT_EQ(0, ddp_reg(r.pd, g.buf + i * 4096, 4096, 0,
+					     DDP_ACCESS_REMOTE_WRITE, s, &r.stag[i]));
+		ASSERT_EQ(0, pthread_create(&t, NULL, race_invalidate, &r));
+		/* let the thread start on some of them */
+		if (round & 1)
+			usleep(500);
+		ASSERT_EQ(0, close(s));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		EXPECT_EQ(0, r.bad);
+		for (i = 0; i < RACE_MRS; i++) {
+			EXPECT_EQ(-1, ddp_invalidate(r.pd, r.stag[i]));
+			EXPECT_EQ(ENOENT, errno);
+		}
+		EXPECT_EQ(base, vmlck_kb());
+		close(r.pd);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	ddp_gbuf_free(&g);
+}
+
 /* One full life: connect, bind, register, post, write, close. */
 static int one_cycle(__u8 *buf, int order)
 {

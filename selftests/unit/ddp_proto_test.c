@@ -847,4 +847,22 @@ TEST(tagged_round_trip)
 	ASSERT_EQ(0, memcmp(msg, sink, sizeof(msg)));
 }
 
+/* Runs of a segment from the LLP: in order from 0, within the segment. */
+TEST(run_in_order)
+{
+	ASSERT_TRUE(ddp_run_in_order(0, 100, 0, 100));
+	ASSERT_TRUE(ddp_run_in_order(0, 100, 0, 1));
+	ASSERT_TRUE(ddp_run_in_order(14, 100, 14, 86));
+	ASSERT_TRUE(ddp_run_in_order(100, 100, 100, 0));
+	/* a gap, a run again, a run from the past */
+	ASSERT_FALSE(ddp_run_in_order(0, 100, 14, 10));
+	ASSERT_FALSE(ddp_run_in_order(14, 100, 20, 10));
+	ASSERT_FALSE(ddp_run_in_order(14, 100, 0, 10));
+	/* past the end of the segment, without overflow */
+	ASSERT_FALSE(ddp_run_in_order(0, 100, 0, 101));
+	ASSERT_FALSE(ddp_run_in_order(90, 100, 90, 11));
+	ASSERT_FALSE(ddp_run_in_order(90, 100, 90, 0xffffffff));
+	ASSERT_FALSE(ddp_run_in_order(0xfffffff0, 100, 0xfffffff0, 0x20));
+}
+
 TEST_HARNESS_MAIN

@@ -140,7 +140,14 @@ struct ddp_event {
 	__u8	hdr[24];
 };
 
-#define DDP_IOC_MAGIC		'D'
+/*
+ * 'J' 00-1F: a code that Documentation/userspace-api/ioctl/ioctl-number.rst
+ * (Linux 6.1) gives to no one ('D' is s390 dasd's and pmcraid's). Every
+ * argument is laid out the same on 32-bit and 64-bit ABIs (naturally
+ * aligned fields, explicit padding), so 32-bit processes use the same
+ * numbers and structures.
+ */
+#define DDP_IOC_MAGIC		'J'
 #define DDP_IOC_BIND		_IOWR(DDP_IOC_MAGIC, 1, struct ddp_bind)
 #define DDP_IOC_REG_MR		_IOWR(DDP_IOC_MAGIC, 2, struct ddp_reg_mr)
 #define DDP_IOC_INVALIDATE	_IOW(DDP_IOC_MAGIC, 3, __u32)
