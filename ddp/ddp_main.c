@@ -26,6 +26,7 @@
 #include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <net/ddp.h>
 #include <net/mpa.h>
@@ -1015,7 +1016,7 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	ddp_free_done(s);
 	ddp_pd_put(s->pd);
 	ida_free(&ddp_ids, s->id);
-	kfree(s->ev);
+	kvfree(s->ev);
 	kfree(s);
 }
 EXPORT_SYMBOL_GPL(ddp_stream_release);
@@ -1325,7 +1326,9 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	sock = sockfd_lookup(b.sock_fd, &ret);
 	if (!sock)
 		return ret;
-	ev = kcalloc(DDP_EVQ_LEN, sizeof(*ev), GFP_KERNEL_ACCOUNT);
+	/* 72 KiB: kmalloc would take an order-5 (128 KiB) block */
+	ev = __vmalloc(array_size(DDP_EVQ_LEN, sizeof(*ev)),
+		       GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	ret = -ENOMEM;
 	if (!ev)
 		goto err_sock;
@@ -1357,7 +1360,7 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 err_fd:
 	put_unused_fd(fd);
 err_ev:
-	kfree(ev);
+	kvfree(ev);
 err_sock:
 	sockfd_put(sock);
 	return ret;
