@@ -211,12 +211,13 @@ TEST_F_TIMEOUT(mem, idle_connection_cost, 600)
 	printf("# %d connections each, MULPDU %d\n", 2 * n, mulpdu);
 	printf("# plain TCP: %.2f KiB per connection (slab %.2f KiB)\n", tcp_kib, tcp_slab);
 	printf("# MPA:       %.2f KiB per connection (slab %.2f KiB)\n", mpa_kib, mpa_slab);
-	printf("# MPA adds   %.2f KiB per idle connection (bound %d KiB)\n",
-	       mpa_kib - tcp_kib, max_kib);
+	printf("# MPA adds   %.2f KiB per idle connection, slab %.2f KiB (bound %d KiB)\n",
+	       mpa_kib - tcp_kib, mpa_slab - tcp_slab, max_kib);
 	print_growth("TCP", &m0, &m1, 2 * n);
 	print_growth("MPA", &m1, &m2, 2 * n);
 	fflush(stdout);
 	EXPECT_LT(mpa_kib - tcp_kib, max_kib);
+	EXPECT_LT(mpa_slab - tcp_slab, max_kib);
 
 	/* and they all still work */
 	for (i = 0; i < n; i++)
