@@ -12,9 +12,6 @@
 
 #include "mpa_proto.h"
 
-/* transmit buffer: the largest FPDU with the most markers it can hold */
-#define MPA_TX_BUF_LEN	(MPA_MAX_ULPDU + MPA_HDR_LEN + 3 + MPA_CRC_LEN + \
-			 MPA_MARKER_LEN * (MPA_MAX_ULPDU / MPA_MARKER_PERIOD + 3))
 /* largest "last streaming message" MPA_START accepts */
 #define MPA_MAX_LSM_LEN	65536
 
@@ -49,23 +46,30 @@
  * @err_errno: the errno that goes with @err
  * @timeout_ms: startup timeout
  * @tx_base: TCP write_seq of our first octet of full operation
- * @tx_frag: page fragments FPDUs are encoded into and handed to TCP
- * @tx_page: the page of the FPDU being sent, NULL when it is in @txbuf
- * @tx_pend_off: offset of the unsent rest of that FPDU in @tx_page or @txbuf
+ * @tx_page: the page of the FPDU being sent (a reference of ours), NULL
+ *	when it is in @tx_buf
+ * @tx_buf: the FPDU being sent when no page could hold it, NULL otherwise
+ * @tx_pend_off: offset of the unsent rest of that FPDU in @tx_page or @tx_buf
  * @tx_pend_len: length of that rest
+ * @tx_split: octets to send before the rest of the FPDU starts a new skb
+ *	(tx_split_test), 0 normally
  * @tx_busy: a flush is sending (and may sleep without the socket lock)
+ * @tx_shut: shutdown(SHUT_WR) was called: no new FPDU is accepted
+ * @tx_fin: the FIN waits until the rest of the FPDU is in TCP
  * @tx_lock: serialises senders and the write-space worker
  * @frame_have: octets of the peer's Request/Reply received
  * @peer: decoded header of the peer's Request/Reply
- * @frame: the peer's Request/Reply frame
- * @rx: FPDU decoder
- * @rxbuf: ULPDU being received
- * @txbuf: FPDU being sent
+ * @frame: the peer's Request/Reply frame: room for the largest from
+ *	MPA_START on, only the @frame_have octets received once it is complete
+ * @rx: FPDU decoder; @rx.buf is allocated when a ULPDU has to be buffered
+ *	(user space or a consumer without @place) and freed when idle
+ * @rx_buf_wait: @rx_work is to allocate @rx.buf
  * @stats: transmit counters (receive counters live in @rx)
  * @consumer: bound in-kernel consumer, NULL for user space
  * @consumer_priv: the consumer's cookie
  * @abort_work: closes TCP after error 4
  * @tx_work: sends the rest of an FPDU when space comes back
+ * @rx_work: allocates the receive buffer when softirq could not
  * @timeout_work: startup timeout
  * @rcu: for freeing after readers of icsk_ulp_data are gone
  */
@@ -98,20 +102,22 @@ struct mpa_conn {
 	u32			timeout_ms;
 
 	u32			tx_base;
-	struct page_frag	tx_frag;
 	struct page		*tx_page;
+	u8			*tx_buf;
 	u32			tx_pend_off;
 	u32			tx_pend_len;
+	u32			tx_split;
 	bool			tx_busy;
+	bool			tx_shut;
+	bool			tx_fin;
 	struct mutex		tx_lock;	/* see above */
 
 	u32			frame_have;
 	struct mpa_frame_info	peer;
-	u8			frame[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
+	u8			*frame;
 
 	struct mpa_rx		rx;
-	u8			*rxbuf;
-	u8			*txbuf;
+	bool			rx_buf_wait;
 	struct mpa_stats	stats;
 
 	struct mpa_consumer	*consumer;
@@ -119,6 +125,7 @@ struct mpa_conn {
 
 	struct work_struct	abort_work;
 	struct work_struct	tx_work;
+	struct work_struct	rx_work;
 	struct delayed_work	timeout_work;
 	struct rcu_head		rcu;
 };

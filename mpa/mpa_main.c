@@ -39,6 +39,18 @@ module_param(startup_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(startup_timeout_ms,
 		 "Default MPA startup timeout in milliseconds, 0 for none");
 
+/*
+ * TCP takes an FPDU whole when it fits its size goal, which MULPDU makes
+ * sure of, so a rest left with MPA (tx_pend_len) needs TCP to run out of
+ * memory in mid-FPDU. This knob lets the selftests produce that: each
+ * FPDU then starts a second skb after this many octets, which needs send
+ * space of its own.
+ */
+static unsigned int tx_split_test;
+module_param(tx_split_test, uint, 0644);
+MODULE_PARM_DESC(tx_split_test,
+		 "Test only: put each FPDU in two skbs, split after this many octets; default 0 (off)");
+
 enum { MPA_IPV4, MPA_IPV6, MPA_NFAMILIES };
 
 static DEFINE_MUTEX(mpa_prot_lock);
@@ -150,6 +162,24 @@ static void mpa_stop_timeout(struct mpa_conn *c)
 		sock_put(c->sk);
 }
 
+/*
+ * Memory MPA keeps for a socket is charged to the socket's memory cgroup,
+ * also when allocated in softirq or by a worker (__GFP_ACCOUNT needs a
+ * cgroup to charge); without one, to the caller's.
+ */
+static void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp)
+{
+	struct mem_cgroup *memcg = c->sk->sk_memcg, *old = NULL;
+	void *p;
+
+	if (memcg)
+		old = set_active_memcg(memcg);
+	p = kvmalloc(len, gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (memcg)
+		set_active_memcg(old);
+	return p;
+}
+
 /* ---- transmit ---- */
 
 static int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
@@ -161,11 +191,39 @@ static int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
 	return tcp_sendmsg_locked(c->sk, &msg, len);
 }
 
+/* The FPDU is in TCP: drop our reference to its memory. */
+static void mpa_tx_release(struct mpa_conn *c)
+{
+	if (c->tx_page)
+		put_page(c->tx_page);
+	kvfree(c->tx_buf);
+	c->tx_page = NULL;
+	c->tx_buf = NULL;
+	c->tx_pend_len = 0;
+	c->tx_split = 0;
+}
+
+/*
+ * A shutdown(SHUT_WR) that came while part of an FPDU was still with
+ * MPA: now that the FPDU is complete in TCP the FIN follows it, as
+ * inet_shutdown() would have sent it.
+ */
+static void mpa_tx_fin(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	c->tx_fin = false;
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+	sk->sk_state_change(sk);
+}
+
 /*
  * Send what is left of the current FPDU. tcp_sendmsg_locked() may sleep
  * and release the socket lock: @tx_busy keeps every other path (the
  * write-space worker, shutdown, close) from sending the same octets.
- * Senders are serialised by @tx_lock.
+ * Senders are serialised by @tx_lock. Once the FPDU is complete in TCP,
+ * a FIN that waited for it goes out.
  */
 static int mpa_tx_flush(struct mpa_conn *c, int flags)
 {
@@ -175,25 +233,79 @@ static int mpa_tx_flush(struct mpa_conn *c, int flags)
 
 	if (c->tx_busy)
 		return -EAGAIN;
+	if (!c->tx_pend_len)
+		return 0;
+	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
 	while (c->tx_pend_len) {
+		u32 len = c->tx_pend_len;
+
+		if (c->tx_split)
+			len = min(len, c->tx_split);
 		c->tx_busy = true;
 		if (c->tx_page)
-			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off,
-					       c->tx_pend_len, flags & MSG_DONTWAIT);
+			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off, len, flags);
 		else
-			ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
-					   MSG_EOR | (flags & MSG_DONTWAIT));
+			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
+					   MSG_EOR | flags);
 		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
 		c->tx_pend_off += ret;
 		c->tx_pend_len -= ret;
+		if (c->tx_split) {
+			c->tx_split -= min_t(u32, c->tx_split, ret);
+			skb = tcp_write_queue_tail(sk);
+			if (!c->tx_split && skb)
+				TCP_SKB_CB(skb)->eor = 1;
+		}
 	}
 	/* the next FPDU starts a new skb, hence a new segment */
 	skb = tcp_write_queue_tail(sk);
 	if (c->tx_page && skb)
 		TCP_SKB_CB(skb)->eor = 1;
+	mpa_tx_release(c);
+	if (c->tx_fin)
+		mpa_tx_fin(c);
 	return 0;
+}
+
+/*
+ * Flush, waiting for send space at most *@timeo (process context, with
+ * @tx_lock held so that no other flush sleeps meanwhile).
+ */
+static int mpa_tx_flush_wait(struct mpa_conn *c, long *timeo)
+{
+	int ret;
+
+	for (;;) {
+		ret = mpa_tx_flush(c, MSG_DONTWAIT);
+		if (ret != -EAGAIN || c->tx_busy)
+			return ret;
+		ret = sk_stream_wait_memory(c->sk, timeo);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
+ * close() without the time to wait: TCP takes the rest of the FPDU
+ * beyond its send buffer limit (at most one FPDU, whose memory MPA holds
+ * already) and sends it, then the FIN, as an orphan. TCP's memory limits
+ * (tcp_mem, the memory cgroup) still apply: when they refuse, the rest
+ * stays and the caller resets the connection.
+ */
+static void mpa_tx_flush_force(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 lowat = tp->notsent_lowat;
+	int sndbuf = sk->sk_sndbuf;
+
+	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
+	WRITE_ONCE(tp->notsent_lowat, UINT_MAX);
+	mpa_tx_flush(c, MSG_DONTWAIT);
+	WRITE_ONCE(tp->notsent_lowat, lowat);
+	WRITE_ONCE(sk->sk_sndbuf, min(sndbuf, READ_ONCE(sk->sk_sndbuf)));
 }
 
 static void mpa_tx_work(struct work_struct *work)
@@ -286,6 +398,41 @@ static int mpa_wait(struct mpa_conn *c, long *timeo,
 	return ret;
 }
 
+/*
+ * Memory for an FPDU of @wire octets, which TCP then takes by reference
+ * (one copy in all): a piece of the task's page fragment as TCP's own
+ * sendmsg uses, or for an FPDU larger than that a compound page of its
+ * own, freed by TCP once the data is acknowledged. Only when no such page
+ * is available the FPDU goes into a buffer that TCP copies from and that
+ * is freed as soon as it is sent. Nothing stays allocated between FPDUs.
+ * Pages handed to TCP are charged to the socket's memory cgroup by TCP
+ * (sk_wmem_schedule), the buffer with __GFP_ACCOUNT.
+ */
+static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off)
+{
+	struct sock *sk = c->sk;
+	struct page_frag *pfrag = sk_page_frag(sk);
+
+	*off = 0;
+	*page = NULL;
+	if (wire <= PAGE_SIZE << SKB_FRAG_PAGE_ORDER &&
+	    skb_page_frag_refill(wire, pfrag, sk->sk_allocation) &&
+	    pfrag->size - pfrag->offset >= wire) {
+		*page = pfrag->page;
+		*off = pfrag->offset;
+		pfrag->offset += wire;
+		get_page(*page);
+	} else {
+		*page = alloc_pages(sk->sk_allocation | __GFP_COMP | __GFP_NOWARN |
+				    __GFP_NORETRY, get_order(wire));
+	}
+	c->tx_page = *page;
+	if (*page)
+		return (u8 *)page_address(*page) + *off;
+	c->tx_buf = kvmalloc(wire, sk->sk_allocation | __GFP_ACCOUNT);
+	return c->tx_buf;
+}
+
 /* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
 static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 			   struct iov_iter *from, size_t len, int flags)
@@ -293,7 +440,7 @@ static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
 	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
-	u32 pos, wire, off, size;
+	u32 pos, wire, off;
 	struct page *page;
 	u8 *buf;
 	int ret;
@@ -317,41 +464,34 @@ static int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	ret = mpa_wait(c, &timeo, mpa_may_send);
 	if (ret)
 		return ret;
+	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
+	if (c->tx_shut)
+		return sk_stream_error(sk, flags, -EPIPE);
 	ret = mpa_tx_flush(c, flags);
 	if (ret)
 		return ret;
+	/* shutdown(SHUT_WR) came while this sender slept in the flush */
+	if (c->tx_shut)
+		return sk_stream_error(sk, flags, -EPIPE);
 
 	pos = tcp_sk(sk)->write_seq - c->tx_base;
 	if ((flags & MSG_DONTWAIT) && !sk_stream_memory_free(sk)) {
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		return -EAGAIN;
 	}
-	/*
-	 * Encode into a page fragment that TCP then takes by reference (one
-	 * copy in all), or, when the FPDU does not fit one, into txbuf that
-	 * TCP copies from.
-	 */
 	wire = mpa_fpdu_wire_len(pos, len, c->markers_tx);
-	page = NULL;
-	off = 0;
-	buf = c->txbuf;
-	size = MPA_TX_BUF_LEN;
-	if (skb_page_frag_refill(wire, &c->tx_frag, sk->sk_allocation) &&
-	    c->tx_frag.size - c->tx_frag.offset >= wire) {
-		page = c->tx_frag.page;
-		off = c->tx_frag.offset;
-		buf = page_address(page) + off;
-		size = wire;
-	}
-	ret = mpa_fpdu_encode(buf, size, pos, c->markers_tx, c->crc, len,
+	buf = mpa_tx_buf(c, wire, &page, &off);
+	if (!buf)
+		return -ENOMEM;
+	ret = mpa_fpdu_encode(buf, wire, pos, c->markers_tx, c->crc, len,
 			      mpa_copy_src, &src);
-	if (ret < 0)
+	if (ret < 0) {
+		mpa_tx_release(c);
 		return ret;
-	if (page)
-		c->tx_frag.offset += ret;
-	c->tx_page = page;
+	}
 	c->tx_pend_off = off;
 	c->tx_pend_len = ret;
+	c->tx_split = min_t(u32, READ_ONCE(tx_split_test), ret);
 	c->stats.tx_fpdus++;
 	c->stats.tx_octets += len;
 	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
@@ -399,7 +539,7 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 
 	c->markers_tx = peer_markers;
 	c->crc = c->peer.crc || !(c->lflags & MPA_F_NO_CRC);
-	mpa_rx_init(&c->rx, c->rxbuf, c->lflags & MPA_F_MARKERS, c->crc);
+	mpa_rx_init(&c->rx, NULL, c->lflags & MPA_F_MARKERS, c->crc);
 	mpa_rx_set_place(c);
 	c->tx_base = tp->write_seq;
 	/* FPDUs must not wait for Nagle */
@@ -462,11 +602,29 @@ static int mpa_v2_reply(struct mpa_conn *c)
 	return 0;
 }
 
+/*
+ * The peer's frame stays for MPA_PEER_PD: keep only what it needs. If
+ * that cannot be allocated now, the large buffer simply stays.
+ */
+static void mpa_frame_shrink(struct mpa_conn *c)
+{
+	u8 *p = mpa_alloc(c, c->frame_have, GFP_ATOMIC);
+
+	if (p) {
+		memcpy(p, c->frame, c->frame_have);
+		kvfree(c->frame);
+		c->frame = p;
+	}
+}
+
 /* The peer's Request or Reply is complete in c->frame. */
 static void mpa_frame_done(struct mpa_conn *c)
 {
-	const u8 *pd = c->frame + MPA_FRAME_HDR_LEN;
+	const u8 *pd;
 	u16 pd_len = c->peer.pd_len;
+
+	mpa_frame_shrink(c);
+	pd = c->frame + MPA_FRAME_HDR_LEN;
 
 	mpa_stop_timeout(c);
 	c->rx_stop = true;
@@ -556,7 +714,7 @@ static u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len)
 }
 
 /*
- * Hand the complete ULPDU to the consumer. One received into rxbuf (it
+ * Hand the complete ULPDU to the consumer. One received into rx.buf (it
  * began before a placing consumer bound) is placed from there first, so
  * the consumer sees every ULPDU from offset 0.
  */
@@ -566,8 +724,8 @@ static void mpa_consumer_deliver(struct mpa_conn *c)
 	u32 len = c->rx.ulpdu_len;
 
 	if (p->place && !c->rx.placing && len)
-		p->place(c, len, 0, c->rxbuf, len);
-	p->ulpdu(c, p->place ? NULL : c->rxbuf, len);
+		p->place(c, len, 0, c->rx.buf, len);
+	p->ulpdu(c, p->place ? NULL : c->rx.buf, len);
 }
 
 static void mpa_rx_ulpdu(struct mpa_conn *c)
@@ -604,6 +762,45 @@ static void mpa_rx_error(struct mpa_conn *c)
 	mpa_fail(c, c->rx.err, mpa_errno(c->rx.err));
 }
 
+static void mpa_rx_set_buf(struct mpa_conn *c, u8 *buf, u32 len)
+{
+	kvfree(c->rx.buf);
+	c->rx.buf = buf;
+	c->rx.buf_len = len;
+}
+
+/*
+ * The decoder met a ULPDU that has to be buffered (user space, or a
+ * consumer that does not place) and no buffer that holds it. Allocate
+ * it right away if that can be done without sleeping; otherwise leave
+ * the data in TCP and let @rx_work allocate it.
+ */
+static bool mpa_rx_need_buf(struct mpa_conn *c)
+{
+	u32 need = mpa_rx_need(&c->rx);
+	u8 *buf;
+
+	buf = mpa_alloc(c, need, GFP_ATOMIC);
+	if (buf) {
+		mpa_rx_set_buf(c, buf, need);
+		c->rx_buf_wait = false;
+		return true;
+	}
+	c->rx_stop = true;
+	c->rx_buf_wait = true;
+	sock_hold(c->sk);
+	if (!schedule_work(&c->rx_work))
+		sock_put(c->sk);
+	return false;
+}
+
+/* Nothing is buffered nor being received: the buffer goes. */
+static void mpa_rx_trim(struct mpa_conn *c)
+{
+	if (c->rx.buf && !c->rx_ready && mpa_rx_idle(&c->rx))
+		mpa_rx_set_buf(c, NULL, 0);
+}
+
 static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			  unsigned int offset, size_t len)
 {
@@ -626,6 +823,8 @@ static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			mpa_rx_ulpdu(c);
 		else if (ev == MPA_RX_ERROR)
 			mpa_rx_error(c);
+		else if (ev == MPA_RX_NEED_BUF)
+			mpa_rx_need_buf(c);
 	}
 	skb_abort_seq_read(&st);
 	if (c->rx_stop)
@@ -673,6 +872,29 @@ static void mpa_rx_process(struct mpa_conn *c)
 		mpa_rx_fin(c);
 	if (c->rx_ready && !was_ready)
 		mpa_wake(c);
+}
+
+static void mpa_rx_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(work, struct mpa_conn, rx_work);
+	struct sock *sk = c->sk;
+	u8 *buf;
+
+	lock_sock(sk);
+	if (c->rx_buf_wait && !c->closing && !c->err) {
+		buf = mpa_alloc(c, mpa_rx_need(&c->rx), GFP_KERNEL);
+		if (buf) {
+			mpa_rx_set_buf(c, buf, mpa_rx_need(&c->rx));
+			c->rx_buf_wait = false;
+			c->rx_stop = false;
+			mpa_rx_process(c);
+		} else {
+			WRITE_ONCE(sk->sk_err, ENOMEM);
+			sk_error_report(sk);
+		}
+	}
+	release_sock(sk);
+	sock_put(sk);
 }
 
 static void mpa_data_ready(struct sock *sk)
@@ -749,7 +971,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 
 	if (off + pd_len > MPA_MAX_PD_LEN)
 		return -EINVAL;
-	buf = kmalloc(MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, GFP_KERNEL);
+	buf = kmalloc(MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	if (off)
@@ -793,12 +1015,9 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 		return -EPERM;
 	if (sk->sk_state != TCP_ESTABLISHED)
 		return -ENOTCONN;
-
-	if (!c->rxbuf)
-		c->rxbuf = kvmalloc(MPA_RX_BUF_LEN, GFP_KERNEL);
-	if (!c->txbuf)
-		c->txbuf = kvmalloc(MPA_TX_BUF_LEN, GFP_KERNEL);
-	if (!c->rxbuf || !c->txbuf)
+	if (!c->frame)
+		c->frame = mpa_alloc(c, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, GFP_KERNEL);
+	if (!c->frame)
 		return -ENOMEM;
 
 	c->role = s->role;
@@ -895,15 +1114,37 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	return ret;
 }
 
-/* inet_shutdown() holds the socket lock */
-static void mpa_shutdown(struct sock *sk, int how)
+/*
+ * shutdown(SHUT_WR) in framing mode: no FPDU starts after it, and its FIN
+ * must not cut the FPDU being sent (the peer would see RFC 5044 error 1).
+ * If part of that FPDU is still with MPA (send space ran out, or another
+ * thread's send sleeps in its flush), the FIN is queued behind it: the
+ * flush that completes the FPDU (that sender, or the write-space worker)
+ * sends it. Like TCP, which queues its FIN behind unsent data, shutdown
+ * does not wait.
+ */
+static int mpa_sock_shutdown(struct socket *sock, int how)
 {
+	struct sock *sk = sock->sk;
 	struct mpa_conn *c = mpa_get(sk);
+	bool defer = false;
 
-	/* a FIN must not cut the FPDU being sent (RFC 5044 error 1) */
-	if ((how & SEND_SHUTDOWN) && c->tx_pend_len)
-		mpa_tx_flush(c, 0);
-	c->sk_proto->shutdown(sk, how);
+	if (how != SHUT_WR && how != SHUT_RDWR)
+		return c->sk_ops->shutdown(sock, how);
+	lock_sock(sk);
+	if (mpa_framing(c) && !(sk->sk_shutdown & SEND_SHUTDOWN) &&
+	    ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+		c->tx_shut = true;
+		mpa_tx_flush(c, MSG_DONTWAIT);
+		if (c->tx_pend_len) {
+			c->tx_fin = true;
+			defer = true;
+		}
+	}
+	release_sock(sk);
+	if (!defer)
+		return c->sk_ops->shutdown(sock, how);
+	return how == SHUT_RDWR ? c->sk_ops->shutdown(sock, SHUT_RD) : 0;
 }
 
 static int mpa_sendpage(struct sock *sk, struct page *page, int offset,
@@ -947,7 +1188,7 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	}
 	ulen = c->rx.ulpdu_len;
 	n = min_t(size_t, len, ulen);
-	if (memcpy_to_msg(msg, c->rxbuf, n)) {
+	if (memcpy_to_msg(msg, c->rx.buf, n)) {
 		ret = -EFAULT;
 		goto out;
 	}
@@ -959,6 +1200,7 @@ static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		c->rx_ready = false;
 		c->rx_stop = false;
 		mpa_rx_process(c);
+		mpa_rx_trim(c);
 	}
 out:
 	release_sock(sk);
@@ -1008,7 +1250,7 @@ static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 
 	if (optlen < sizeof(*s) || optlen > sizeof(*s) + MPA_MAX_PD_LEN + MPA_MAX_LSM_LEN)
 		return -EINVAL;
-	s = kvmalloc(optlen, GFP_KERNEL);
+	s = kvmalloc(optlen, GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
 	ret = -EFAULT;
@@ -1151,8 +1393,9 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 		size = sizeof(u.val);
 		break;
 	case MPA_PEER_PD:
-		src = c->frame + MPA_FRAME_HDR_LEN + c->peer_pd_off;
 		size = mpa_peer_pd_len(c);
+		if (size)
+			src = c->frame + MPA_FRAME_HDR_LEN + c->peer_pd_off;
 		if (len < size) {
 			release_sock(sk);
 			return -ENOSPC;
@@ -1177,13 +1420,33 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 
 static void mpa_conn_free(struct mpa_conn *c)
 {
-	if (c->tx_frag.page)
-		put_page(c->tx_frag.page);
-	kvfree(c->rxbuf);
-	kvfree(c->txbuf);
+	mpa_tx_release(c);
+	kvfree(c->rx.buf);
+	kvfree(c->frame);
 	if (c->consumer)
 		module_put(c->consumer->owner);
 	kfree_rcu(c, rcu);
+}
+
+/*
+ * close() with FPDU octets still with MPA. A FIN must not cut that FPDU:
+ * the rest goes to TCP first, within the SO_LINGER time if lingering,
+ * else beyond TCP's send buffer limit. If TCP's memory limits refuse
+ * even that, the connection is reset instead. SO_LINGER with a zero time
+ * resets anyway (tcp_close()), the rest is dropped.
+ */
+static void mpa_close_flush(struct mpa_conn *c, long *timeout)
+{
+	struct sock *sk = c->sk;
+
+	if (!c->tx_pend_len || (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime))
+		return;
+	if (*timeout)
+		mpa_tx_flush_wait(c, timeout);
+	if (c->tx_pend_len)
+		mpa_tx_flush_force(c);
+	if (c->tx_pend_len && !c->tx_busy)
+		c->sk_proto->disconnect(sk, 0);
 }
 
 static void mpa_close(struct sock *sk, long timeout)
@@ -1191,11 +1454,11 @@ static void mpa_close(struct sock *sk, long timeout)
 	struct mpa_conn *c = mpa_get(sk);
 	struct proto *prot = c->sk_proto;
 
+	/* no sender sleeps in a flush while close sends the rest */
+	mutex_lock(&c->tx_lock);
 	lock_sock(sk);
 	c->closing = true;
-	/* best effort to finish a partly sent FPDU */
-	if (c->tx_pend_len)
-		mpa_tx_flush(c, MSG_DONTWAIT);
+	mpa_close_flush(c, &timeout);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = c->saved_data_ready;
 	sk->sk_write_space = c->saved_write_space;
@@ -1206,16 +1469,28 @@ static void mpa_close(struct sock *sk, long timeout)
 		WRITE_ONCE(sk->sk_socket->ops, c->sk_ops);
 	write_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
+	mutex_unlock(&c->tx_lock);
 
 	/* the workers take the socket lock: cancel without it */
 	if (cancel_work_sync(&c->abort_work))
 		sock_put(sk);
 	if (cancel_work_sync(&c->tx_work))
 		sock_put(sk);
+	if (cancel_work_sync(&c->rx_work))
+		sock_put(sk);
 	if (cancel_delayed_work_sync(&c->timeout_work))
 		sock_put(sk);
 	mpa_conn_free(c);
 	prot->close(sk, timeout);
+}
+
+/*
+ * connect(AF_UNSPEC) would make the socket reusable for another
+ * connection with this one's MPA state: refused, as kTLS does.
+ */
+static int mpa_disconnect(struct sock *sk, int flags)
+{
+	return -EOPNOTSUPP;
 }
 
 static void mpa_build_protos(int fam, const struct proto *base,
@@ -1228,7 +1503,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	p->close = mpa_close;
 	p->sendmsg = mpa_sendmsg;
 	p->sendpage = mpa_sendpage;
-	p->shutdown = mpa_shutdown;
+	p->disconnect = mpa_disconnect;
 	p->recvmsg = mpa_recvmsg;
 	p->setsockopt = mpa_setsockopt;
 	p->getsockopt = mpa_getsockopt;
@@ -1236,6 +1511,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 
 	*o = *ops;
 	o->poll = mpa_poll;
+	o->shutdown = mpa_sock_shutdown;
 	o->splice_read = mpa_splice_read;
 	o->mmap = sock_no_mmap;
 	o->read_sock = NULL;
@@ -1267,7 +1543,7 @@ static int mpa_ulp_init(struct sock *sk)
 	    sk->sk_socket->ops != mpa_base_ops[fam])
 		return -EBUSY;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
 	c->sk = sk;
@@ -1279,6 +1555,7 @@ static int mpa_ulp_init(struct sock *sk)
 	mutex_init(&c->tx_lock);
 	INIT_WORK(&c->abort_work, mpa_abort_work);
 	INIT_WORK(&c->tx_work, mpa_tx_work);
+	INIT_WORK(&c->rx_work, mpa_rx_work);
 	INIT_DELAYED_WORK(&c->timeout_work, mpa_timeout_work);
 
 	write_lock_bh(&sk->sk_callback_lock);
@@ -1371,6 +1648,8 @@ static void mpa_bind_takeover(struct mpa_conn *c)
 	if (!c->err)
 		c->rx_stop = false;
 	mpa_rx_process(c);
+	if (c->consumer->place)
+		mpa_rx_trim(c);
 }
 
 /**

@@ -370,7 +370,8 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 /**
  * mpa_rx_init() - reset an FPDU decoder
  * @rx: decoder state
- * @buf: ULPDU destination, at least MPA_RX_BUF_LEN octets
+ * @buf: ULPDU destination of MPA_RX_BUF_LEN octets, or NULL: the caller
+ *	then sets @rx->buf and @rx->buf_len when mpa_rx_feed() asks for them
  * @markers: the received stream carries markers
  * @crc: check CRCs
  *
@@ -382,6 +383,7 @@ void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc)
 {
 	memset(rx, 0, sizeof(*rx));
 	rx->buf = buf;
+	rx->buf_len = buf ? MPA_RX_BUF_LEN : 0;
 	rx->markers = markers;
 	rx->crc = crc;
 	rx->state = MPA_RXS_HDR;
@@ -489,10 +491,14 @@ static int mpa_rx_error(struct mpa_rx *rx, u32 err)
  * Decoding stops right after the CRC of a complete FPDU so that the
  * caller can deliver it and then call again with the rest of the chunk.
  * After an error the decoder stays in error and consumes nothing.
+ * A ULPDU that is not placed and does not fit @rx->buf_len stops the
+ * decoder after its ULPDU_Length field until the caller provides a
+ * buffer of mpa_rx_need() octets.
  *
  * Return: MPA_RX_ULPDU when @rx->buf holds @rx->ulpdu_len valid octets,
- * MPA_RX_MORE when all of @data was used without completing an FPDU, or
- * MPA_RX_ERROR with @rx->err set (MPA_ERR_MARKER or MPA_ERR_CRC).
+ * MPA_RX_MORE when all of @data was used without completing an FPDU,
+ * MPA_RX_NEED_BUF when a buffer is needed to go on, or MPA_RX_ERROR
+ * with @rx->err set (MPA_ERR_MARKER or MPA_ERR_CRC).
  */
 int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 {
@@ -545,7 +551,11 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 			}
 			break;
 		case MPA_RXS_DATA:
-			need = rx->ulpdu_len + mpa_pad_len(rx->ulpdu_len);
+			need = mpa_rx_need(rx);
+			if (!rx->placing && rx->buf_len < need) {
+				*consumed = off;
+				return MPA_RX_NEED_BUF;
+			}
 			n = min_t(u32, n, need - rx->have);
 			mpa_rx_data(rx, p, n);
 			mpa_rx_crc(rx, p, n);

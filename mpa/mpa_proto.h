@@ -107,11 +107,14 @@ enum mpa_rx_event {
 	MPA_RX_MORE = 0,	/* consumed everything, FPDU not complete */
 	MPA_RX_ULPDU,		/* a ULPDU is complete in rx->buf */
 	MPA_RX_ERROR,		/* protocol error, see rx->err */
+	MPA_RX_NEED_BUF,	/* the ULPDU needs rx->buf of mpa_rx_need() octets */
 };
 
 /**
  * struct mpa_rx - incremental FPDU decoder state
- * @buf: destination of the ULPDU (and pad), at least MPA_RX_BUF_LEN octets
+ * @buf: destination of the ULPDU (and pad), or NULL
+ * @buf_len: octets at @buf; a ULPDU that does not go to @place and does
+ *	not fit makes mpa_rx_feed() return MPA_RX_NEED_BUF
  * @markers: markers are present in the received stream
  * @crc: CRCs are checked
  * @pos: stream position of the next octet, relative to the first marker
@@ -138,6 +141,7 @@ enum mpa_rx_event {
  */
 struct mpa_rx {
 	u8	*buf;
+	u32	buf_len;
 	bool	markers;
 	bool	crc;
 	u32	pos;
@@ -164,5 +168,16 @@ void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc);
 int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed);
 bool mpa_rx_idle(const struct mpa_rx *rx);
 bool mpa_rx_placing(const struct mpa_rx *rx);
+
+/**
+ * mpa_rx_need() - buffer the current ULPDU needs, with its pad
+ * @rx: decoder
+ *
+ * Return: octets, valid once the ULPDU_Length field is complete.
+ */
+static inline u32 mpa_rx_need(const struct mpa_rx *rx)
+{
+	return rx->ulpdu_len + mpa_pad_len(rx->ulpdu_len);
+}
 
 #endif /* _MPA_PROTO_H */
