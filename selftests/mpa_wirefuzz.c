@@ -35,6 +35,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -46,6 +47,12 @@
 #include "ddp_test_util.h"
 #include "mpa_sock_util.h"
 
+/*
+ * The meaning of a seed depends on this generator: bump WF_GEN_VERSION
+ * whenever the tape is consumed differently. Saved cases of another
+ * version are skipped on replay (they would run a different input).
+ */
+#define WF_GEN_VERSION	1
 #define TAPE_LEN	1024
 #define MAX_CHAIN	12
 #define MAX_ULPDUS	8
@@ -270,6 +277,14 @@ struct ex {
 	int	nrecv;
 	__u32	msn_next[DDP_MAX_QUEUES];
 	bool	rejected_mode;	/* plain TCP after a reject */
+	/* what the module sends, decoded by the reference decoder */
+	bool	want_mtx;	/* the raw peer's frame asked for markers */
+	bool	mdec;		/* decoding the module's FPDUs */
+	struct mpa_rx mrx;
+	__u8	*mtx[MAX_ULPDUS * 2];	/* ULPDUs the module end sent with send() */
+	__u32	mtx_len[MAX_ULPDUS * 2];
+	int	mtx_n, mtx_next;
+	bool	mtx_other;	/* also DDP messages or unrecorded ones */
 	/* outcome */
 	int	start_err, accept_err, bind_err, reg_err, post_err, inval_err;
 	int	recv_errno, send_errno, ddpsend_errno;
@@ -878,18 +893,39 @@ static void do_msend(struct ex *e)
 		ret = send(e->mfd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (ret < 0)
 			e->send_errno = errno;
+		if (ret != (int)len)
+			return;
+		if (e->mtx_n < MAX_ULPDUS * 2) {
+			e->mtx[e->mtx_n] = malloc(len + 1);
+			if (e->mtx[e->mtx_n]) {
+				memcpy(e->mtx[e->mtx_n], buf, len);
+				e->mtx_len[e->mtx_n++] = len;
+				return;
+			}
+		}
+		e->mtx_other = true;
 		return;
 	}
 	/* DDP_IOC_SEND blocks: only when the module end may send at all */
 	if (mstate(e) != MPA_S_FULL ||
 	    (e->mrole == MPA_ROLE_RESPONDER && !mt_stats(e->mfd).rx_fpdus))
 		return;
-	if (pct(&e->t, 50))
+	if (pct(&e->t, 50)) {
 		ret = ddp_send_tagged(e->sfd, buf, len, tget(&e->t), 0, 0);
-	else
+		len += sizeof(struct ddp_tagged_hdr);
+	} else {
 		ret = ddp_send_untagged(e->sfd, buf, len, rnd(&e->t, 4), (__u8 *)"\0\0\0\0");
+		len += sizeof(struct ddp_untagged_hdr);
+	}
 	if (ret)
 		e->ddpsend_errno = errno;
+	/* one segment (len < MULPDU): its length is known, not its header */
+	if (ret || e->mtx_n >= MAX_ULPDUS * 2) {
+		e->mtx_other = true;
+		return;
+	}
+	e->mtx[e->mtx_n] = NULL;
+	e->mtx_len[e->mtx_n++] = len;
 }
 
 /* A random action of the local consumer. */
@@ -1353,6 +1389,7 @@ static void startup_initiator(struct ex *e)
 	raw_queue(e, f, n);
 	/* predicted: what this end sends and what the module sends */
 	e->rmark = (e->mflags & MPA_F_MARKERS) || rrev == 0;
+	e->want_mtx = (rflags & MPA_FLAG_M) || rrev == 0;
 	e->rcrc = !(e->mflags & MPA_F_NO_CRC) || (rflags & MPA_FLAG_C);
 	if (reject) {
 		e->rejected_mode = true;
@@ -1414,6 +1451,7 @@ static void startup_responder(struct ex *e)
 		n = mutate_frame(e, f, n, &pd_len);
 	raw_queue(e, f, n);
 	e->rmark = (e->mflags & MPA_F_MARKERS) || qrev == 0 || e->eff_rev == 0;
+	e->want_mtx = (qflags & MPA_FLAG_M) || qrev == 0 || e->eff_rev == 0;
 	e->rcrc = !(e->mflags & MPA_F_NO_CRC) || (qflags & MPA_FLAG_C) || qrev == 0;
 	if (early) {
 		/* FPDUs before the Reply: queued until the module accepts */
@@ -1466,8 +1504,35 @@ static void full_check(struct ex *e)
 	if (e->valid && (mk != e->rmark || crc != e->rcrc))
 		fail(e, "negotiated markers %d crc %d, RFC 5044 says %d %d", mk, crc,
 		     e->rmark, e->rcrc);
+	if (e->valid && !!(i.flags & MPA_I_MARKERS_TX) != e->want_mtx)
+		fail(e, "the module sends markers: %d, the raw peer's frame asked %d",
+		     !!(i.flags & MPA_I_MARKERS_TX), e->want_mtx);
 	e->rmark = mk;
 	e->rcrc = crc;
+	/* from here the raw peer checks every FPDU the module sends */
+	if (!e->mdec) {
+		static __u8 mbuf[MPA_RX_BUF_LEN];
+
+		mpa_rx_init(&e->mrx, mbuf, i.flags & MPA_I_MARKERS_TX, crc);
+		e->mdec = true;
+	}
+}
+
+static void check_mtx(struct ex *e)
+{
+	int k = e->mtx_next++;
+	__u32 len = e->mrx.ulpdu_len;
+
+	if (e->mtx_other)
+		return;	/* an unrecorded or failed send: the order is unknown */
+	if (k < e->mtx_n) {
+		if (len != e->mtx_len[k] || (e->mtx[k] && memcmp(e->mrx.buf, e->mtx[k], len)))
+			fail(e, "the module's FPDU %d carries %u octets, not the %u sent", k, len,
+			     e->mtx_len[k]);
+	} else {
+		fail(e, "the module sent FPDU %d (%u octets), but only %d were sent", k, len,
+		     e->mtx_n);
+	}
 }
 
 /* ---- end of an execution ---- */
@@ -1640,7 +1705,11 @@ static int write_file(const char *dir, const char *name, const void *p, size_t n
 	return w == (ssize_t)n ? 0 : -1;
 }
 
-/* DIR/<chain>/{seed,reason,wire.bin}; async-signal-safe enough for the watchdog */
+#define WF_STR(x)	#x
+#define WF_XSTR(x)	WF_STR(x)
+#define WF_VERSION_STR	WF_XSTR(WF_GEN_VERSION) "\n"
+
+/* DIR/<chain>/{seed,version,reason,wire.bin}; async-signal-safe enough for the watchdog */
 static void save_case(struct ex *e, const char *why)
 {
 	char dir[4096];
@@ -1651,6 +1720,7 @@ static void save_case(struct ex *e, const char *why)
 	snprintf(dir, sizeof(dir), "%s/%s", opt.save, e->name);
 	mkdir(dir, 0755);
 	write_file(dir, "seed", e->name, strlen(e->name));
+	write_file(dir, "version", WF_VERSION_STR, strlen(WF_VERSION_STR));
 	write_file(dir, "reason", why, strlen(why));
 	write_file(dir, "wire.bin", e->wire, e->wlen);
 }
@@ -1703,14 +1773,110 @@ static int pair(struct ex *e)
 	return 0;
 }
 
+/* Read what the module sent; in full operation decode and check it. */
 static void drain_raw(struct ex *e)
 {
 	__u8 buf[4096];
+	__u32 off, used;
+	ssize_t n;
+	int ev;
 
 	if (e->rfd < 0)
 		return;
-	while (recv(e->rfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
+	while ((n = recv(e->rfd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		for (off = 0; e->mdec && off < n; off += used) {
+			ev = mpa_rx_feed(&e->mrx, buf + off, n - off, &used);
+			if (ev == MPA_RX_ULPDU) {
+				check_mtx(e);
+			} else if (ev == MPA_RX_ERROR) {
+				fail(e, "the module sent an invalid FPDU: MPA error %u at octet %u",
+				     e->mrx.err, e->mrx.pos);
+				e->mdec = false;
+			} else {
+				break;
+			}
+		}
+	}
+}
+
+/* ---- concurrency: the raw peer writes while the consumer acts ---- */
+
+#define MAX_PIECES	16
+
+struct writer {
+	struct ex *e;
+	size_t	off[MAX_PIECES + 1];
+	__u32	sleep_us[MAX_PIECES];
+	int	n;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	int i;
+
+	for (i = 0; i < w->n; i++) {
+		raw_write(w->e, w->e->pend + w->off[i], w->off[i + 1] - w->off[i]);
+		usleep(w->sleep_us[i]);
+	}
+	return NULL;
+}
+
+/*
+ * The FPDUs are built first (from the tape, in this thread), then a
+ * second thread writes them in pieces while this one binds, registers,
+ * posts, invalidates and unbinds: placement in softirq on one CPU races
+ * with the ioctls on the other.
+ */
+static void concurrent_phase(struct ex *e, int n)
+{
+	struct writer w = { .e = e };
+	pthread_t th;
+	int i, steps;
+
+	raw_flush(e);
+	for (i = 0; i < n && e->nmsg < MAX_ULPDUS; i++)
+		raw_fpdu(e);
+	w.n = 1 + rnd(&e->t, MAX_PIECES);
+	for (i = 0; i < w.n; i++) {
+		w.off[i] = i ? w.off[i - 1] + rnd(&e->t, e->npend - w.off[i - 1] + 1) : 0;
+		w.sleep_us[i] = rnd(&e->t, 4) * 500;
+	}
+	w.off[w.n] = e->npend;
+	steps = 2 + rnd(&e->t, 8);
+	vlog("concurrent: %d pieces, %d consumer steps\n", w.n, steps);
+	if (pthread_create(&th, NULL, writer_main, &w)) {
+		perr(e, "pthread_create");
+		return;
+	}
+	while (steps--) {
+		switch (rnd(&e->t, 8)) {
+		case 0:
+			do_bind(e);
+			break;
+		case 1:
+			do_reg(e);
+			break;
+		case 2:
+			do_post(e);
+			break;
+		case 3:
+			do_inval(e);
+			break;
+		case 4:
+			do_unbind(e);
+			break;
+		case 5:
+			do_msend(e);
+			break;
+		default:
+			read_events(e);
+			break;
+		}
+		usleep(rnd(&e->t, 5) * 300);
+	}
+	pthread_join(th, NULL);
+	e->npend = 0;
 }
 
 /* the state of the last execution; its name and wire image stay valid */
@@ -1783,6 +1949,18 @@ static __u64 run_one(const struct recipe *r, bool *failed, char *why, size_t why
 	}
 	if (e->rejected_mode || st < 0 || st == MPA_S_ERROR)
 		n = pct(&e->t, 30) ? 1 : 0;
+	if (e->ddp && st == MPA_S_FULL && pct(&e->t, 50)) {
+		/* a consumer that sets up before the data comes */
+		do_bind(e);
+		if (pct(&e->t, 80))
+			do_reg(e);
+		while (pct(&e->t, 60))
+			do_post(e);
+	}
+	if (e->ddp && n && !e->rejected_mode && pct(&e->t, 30)) {
+		concurrent_phase(e, n);
+		n = 0;
+	}
 	for (i = 0; i < n && e->nmsg < MAX_ULPDUS; i++) {
 		if ((e->end == E_FIN_EARLY || e->end == E_RST_EARLY) && pct(&e->t, 25))
 			break;
@@ -1850,6 +2028,8 @@ out:
 	free(e->sink_frozen);
 	for (i = 0; i < e->nmsg; i++)
 		free(e->msg[i].data);
+	for (i = 0; i < e->mtx_n; i++)
+		free(e->mtx[i]);
 	alarm(0);
 	if (e->valid)
 		cnt.valid++;
@@ -2080,6 +2260,16 @@ static int replay_dir(const char *dir, bool count_only, int *failed_out)
 		cases++;
 		if (count_only)
 			goto next;
+		snprintf(path, sizeof(path), "%s/%s/version", dir, ents[i]->d_name);
+		fd = open(path, O_RDONLY);
+		got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (got > 0 && atoi(buf) != WF_GEN_VERSION) {
+			ksft_test_result_skip("replay %s: generator version %d, not %d\n",
+					      ents[i]->d_name, atoi(buf), WF_GEN_VERSION);
+			goto next;
+		}
 		run_one(&r, &failed, why, sizeof(why));
 		if (failed)
 			(*failed_out)++;
