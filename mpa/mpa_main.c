@@ -178,11 +178,11 @@ static int mpa_tx_flush(struct mpa_conn *c, int flags)
 	while (c->tx_pend_len) {
 		c->tx_busy = true;
 		if (c->tx_page)
-			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off,
-					       c->tx_pend_len, flags & MSG_DONTWAIT);
+			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off, c->tx_pend_len,
+					       flags & (MSG_DONTWAIT | MSG_NOSIGNAL));
 		else
 			ret = mpa_send_raw(c, c->txbuf + c->tx_pend_off, c->tx_pend_len,
-					   MSG_EOR | (flags & MSG_DONTWAIT));
+					   MSG_EOR | (flags & (MSG_DONTWAIT | MSG_NOSIGNAL)));
 		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
