@@ -35,6 +35,7 @@
 
 #include "ddp_proto.h"
 
+#define DDP_SEND_RETRIES	8	/* MULPDU changes in a row one segment survives */
 #define DDP_EVQ_LEN		1024	/* events a stream keeps for its reader */
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
 #define DDP_MAX_REG_LEN		BIT_ULL(32)
@@ -1096,7 +1097,7 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	struct ddp_segmenter it;
 	u32 off, len, hlen, msn = 0;
 	struct ddp_queue *q = NULL;
-	int ret;
+	int ret, retries = 0;
 	bool last;
 
 	if (desc->flags & ~DDP_SEND_TAGGED)
@@ -1122,7 +1123,11 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		q = &s->q[desc->qn];
 		msn = q->tx_msn;
 	}
-	while (ddp_seg_next(&it, &off, &len, &last)) {
+	for (;;) {
+		/* the MULPDU follows the path MTU: take it for each segment */
+		ddp_seg_resize(&it, ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
+		if (!ddp_seg_next(&it, &off, &len, &last))
+			break;
 		if (tagged)
 			ddp_tagged_hdr_build(&h.t, last, desc->rsvdulp[0], desc->stag,
 					     desc->to + off);
@@ -1132,8 +1137,14 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		/* both headers start with the control octet */
 		h.t.ctrl = (h.t.ctrl & ~DDP_DV_MASK) | s->dv;
 		ret = mpa_sendv(s->conn, &h, hlen, data, len, 0);
+		/* the MTU shrank since the MULPDU was read: cut it again */
+		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
+			ddp_seg_unget(&it, len);
+			continue;
+		}
 		if (ret < 0)
 			goto out;
+		retries = 0;
 	}
 	if (q)
 		q->tx_msn = ddp_msn_next(msn);

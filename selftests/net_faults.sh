@@ -17,15 +17,12 @@
 #               in the receiver's namespace (neither tool has an option)
 #
 # Environment: FAULT_MB, octets per transfer in MiB (default 8);
-# FAULT_CASES, the cases to run (default all, in the order above);
-# FAULT_STRICT=1 fails the ddp mtu case on the known bug below instead of
-# skipping it.
+# FAULT_CASES, the cases to run (default all, in the order above).
 #
-# Known bug: DDP cuts a message into segments by the MULPDU at its start;
-# when the MTU (hence the MSS and the MULPDU) shrinks in mid-message, MPA
-# refuses the next segment and DDP_IOC_SEND fails with EMSGSIZE, leaving
-# a partial message at the peer. The ddp mtu case reports that exact
-# failure as a skip.
+# The ddp mtu case once failed: DDP cut a message into segments by the
+# MULPDU at its start, and when the MTU shrank in mid-message MPA refused
+# the next segment (EMSGSIZE). ddp_send_msg() now takes the MULPDU for
+# each segment.
 # Needs root, mpa.ko and ddp.ko loaded, veth and sch_netem.
 # Exit status: 0 all passed, 1 a failure, 4 skipped.
 
@@ -243,13 +240,7 @@ echo "# $mb MiB per transfer, sha256 $want"
 for c in "${cases[@]}"; do
 	for tool in mpa ddp; do
 		transfer "$tool" "$c"
-		if [ "$tool$c" = ddpmtu ] && [ "$st" = 10/4 ] && [ -z "$FAULT_STRICT" ] &&
-		   grep -qx 'ddp-xfer: DDP_IOC_SEND tagged: Message too long' "$tmp/i.err"; then
-			# ddp_send_msg() cuts a message by the MULPDU of its start
-			n=$((n + 1))
-			echo "ok $n $tool $c # SKIP known bug: DDP_IOC_SEND fails with" \
-			     "EMSGSIZE when the MSS shrinks in mid-message"
-		elif [ "$c" = mtu ] && [ "$(wc -l < "$tmp/mtu.log")" != 2 ]; then
+		if [ "$c" = mtu ] && [ "$(wc -l < "$tmp/mtu.log")" != 2 ]; then
 			show "$tmp/i.err" "$tmp/l.err"
 			not_ok "$tool $c: the MTU did not change twice in mid-transfer (exit $st)"
 		elif [ "$st" = 0/0 ] && [ "$sum" = "$want" ] && no_mpa_errors; then
