@@ -278,7 +278,7 @@ static int mpa_tx_flush_wait(struct mpa_conn *c, long *timeo)
 	int ret;
 
 	for (;;) {
-		ret = mpa_tx_flush(c, MSG_DONTWAIT);
+		ret = mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (ret != -EAGAIN || c->tx_busy)
 			return ret;
 		ret = sk_stream_wait_memory(c->sk, timeo);
@@ -303,7 +303,7 @@ static void mpa_tx_flush_force(struct mpa_conn *c)
 
 	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
 	WRITE_ONCE(tp->notsent_lowat, UINT_MAX);
-	mpa_tx_flush(c, MSG_DONTWAIT);
+	mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 	WRITE_ONCE(tp->notsent_lowat, lowat);
 	WRITE_ONCE(sk->sk_sndbuf, min(sndbuf, READ_ONCE(sk->sk_sndbuf)));
 }
@@ -316,7 +316,7 @@ static void mpa_tx_work(struct work_struct *work)
 	mutex_lock(&c->tx_lock);
 	lock_sock(sk);
 	if (!c->closing)
-		mpa_tx_flush(c, MSG_DONTWAIT);
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 	release_sock(sk);
 	mutex_unlock(&c->tx_lock);
 	sock_put(sk);
@@ -979,7 +979,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 	memcpy(buf + MPA_FRAME_HDR_LEN + off, pd, pd_len);
 	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi,
 			       buf + MPA_FRAME_HDR_LEN);
-	ret = len < 0 ? len : mpa_send_raw(c, buf, len, MSG_EOR);
+	ret = len < 0 ? len : mpa_send_raw(c, buf, len, MSG_EOR | MSG_NOSIGNAL);
 	kfree(buf);
 	if (ret >= 0 && ret != len)
 		ret = -EPIPE;
@@ -1042,7 +1042,7 @@ static int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 		c->state = MPA_S_REQ_SENT;
 	} else {
 		if (s->lsm_len) {
-			ret = mpa_send_raw(c, s->data, s->lsm_len, MSG_EOR);
+			ret = mpa_send_raw(c, s->data, s->lsm_len, MSG_EOR | MSG_NOSIGNAL);
 			if (ret < 0)
 				return ret;
 			if (ret != s->lsm_len)
@@ -1135,7 +1135,7 @@ static int mpa_sock_shutdown(struct socket *sock, int how)
 	if (mpa_framing(c) && !(sk->sk_shutdown & SEND_SHUTDOWN) &&
 	    ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
 		c->tx_shut = true;
-		mpa_tx_flush(c, MSG_DONTWAIT);
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (c->tx_pend_len) {
 			c->tx_fin = true;
 			defer = true;
@@ -1824,6 +1824,8 @@ EXPORT_SYMBOL_GPL(mpa_reject);
  * @len: total length, at most mpa_conn_mulpdu()
  * @flags: MSG_DONTWAIT or 0
  *
+ * An in-kernel send never raises SIGPIPE: a closed connection is -EPIPE.
+ *
  * Context: process context; may sleep unless MSG_DONTWAIT.
  * Return: @len, -EMSGSIZE, -EAGAIN, or another negative errno.
  */
@@ -1836,7 +1838,7 @@ int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	iov_iter_kvec(&it, ITER_SOURCE, vec, nr, len);
 	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
-	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags);
+	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags | MSG_NOSIGNAL);
 	release_sock(conn->sk);
 	mutex_unlock(&conn->tx_lock);
 	return ret;
@@ -1853,7 +1855,8 @@ EXPORT_SYMBOL_GPL(mpa_send);
  * @flags: MSG_DONTWAIT or 0
  *
  * Context: process context; may sleep unless MSG_DONTWAIT.
- * Return: the ULPDU length, or a negative errno as mpa_send().
+ * Return: the ULPDU length, or a negative errno as mpa_send() (never
+ * SIGPIPE).
  */
 int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 	      struct iov_iter *data, u32 data_len, int flags)
@@ -1862,7 +1865,8 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 
 	mutex_lock(&conn->tx_lock);
 	lock_sock(conn->sk);
-	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len, flags);
+	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
+			      flags | MSG_NOSIGNAL);
 	release_sock(conn->sk);
 	mutex_unlock(&conn->tx_lock);
 	return ret;

@@ -6,6 +6,8 @@
  * module end (fds[1]) is the Responder, accepted from user space before
  * DDP binds it, as ddp-xfer and ddp-bench do. Needs mpa.ko and ddp.ko.
  */
+#include <signal.h>
+
 #include "mpa_proto.h"
 
 #include "kselftest_harness.h"
@@ -172,6 +174,33 @@ TEST_F(bind, unbind_in_mid_fpdu_then_user_space)
 	EXPECT_EQ(0, memcmp(buf, next, sizeof(next)));
 	EXPECT_EQ(2, mt_stats(self->fds[1]).rx_fpdus);
 	EXPECT_EQ(0, mt_error(self->fds[1]));
+}
+
+/* An ioctl on a half-closed stream fails with EPIPE and raises no SIGPIPE. */
+TEST_F(bind, send_after_shutdown_no_sigpipe)
+{
+	static const __u8 rsv[5];
+	const struct timespec zero = { 0 };
+	__u8 msg[16] = "after shutdown";
+	sigset_t pipe, old, pend;
+
+	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	/* the Initiator's first FPDU lets the Responder send (rule 4) */
+	tagged_fpdu(self, 5);
+	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, self->wlen));
+	expect_placed(_metadata, self);
+	/* a SIGPIPE stays pending where the test can see it */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &pipe, &old));
+	ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
+	EXPECT_EQ(-1, ddp_send_untagged(self->sfd, msg, sizeof(msg), 0, rsv));
+	EXPECT_EQ(EPIPE, errno);
+	ASSERT_EQ(0, sigpending(&pend));
+	EXPECT_EQ(0, sigismember(&pend, SIGPIPE));
+	sigtimedwait(&pipe, NULL, &zero);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 #define CUT_T_LEN	200	/* payload of the first tagged segment */
