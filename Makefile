@@ -5,6 +5,9 @@
 #   make demo     install what is needed, boot the VM, show what works
 #   make check    install what is needed, static checks, unit tests,
 #                 selftests in the VM; ends with "N passed, N failed"
+#   make check-debug  the selftests in the VM on a debug kernel (KASAN,
+#                 kmemleak, lockdep) built by tools/vm/kernel-debug; slow,
+#                 not part of make check (Documentation/testing.rst)
 
 KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
 PWD := $(CURDIR)
@@ -34,10 +37,28 @@ demo:
 check:
 	tools/check
 
+# The debug kernel's build tree is the KDIR of the modules: mpa/mpa.ko and
+# ddp/ddp.ko are rebuilt for it in place (a later "make" rebuilds them for
+# the Debian kernel) and copied to build/kdebug-ko for the VM.
+KDEBUG := $(CURDIR)/build/kdebug
+KDEBUG_TIMEOUT ?= 5400
+KDEBUG_TESTS ?=
+check-debug:
+	tools/vm/kernel-debug
+	$(MAKE) -C $(KDEBUG)/linux-source-6.1 M=$(PWD) modules
+	$(MAKE) -C selftests
+	rm -rf build/kdebug-ko && mkdir -p build/kdebug-ko
+	cp mpa/mpa.ko ddp/ddp.ko build/kdebug-ko/
+	tools/vm/run --timeout $(KDEBUG_TIMEOUT) \
+		--kernel-image $(KDEBUG)/bzImage --modules-dir $(KDEBUG)/modules \
+		--extra-modules build/kdebug-ko --slub-debug - --append "acpi=noirq no_timer_check" \
+		--env SIW_KO=/nonexistent -- \
+		$(if $(KDEBUG_TESTS),selftests/run_tests.sh $(KDEBUG_TESTS),make -C selftests run_tests)
+
 clean-modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 
 clean: clean-modules
 	$(MAKE) -C selftests clean
 
-.PHONY: all modules static checkpatch deps selftests demo check clean clean-modules
+.PHONY: all modules static checkpatch deps selftests demo check check-debug clean clean-modules
