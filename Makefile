@@ -52,7 +52,7 @@ check-debug:
 	tools/vm/run --timeout $(KDEBUG_TIMEOUT) \
 		--kernel-image $(KDEBUG)/bzImage --modules-dir $(KDEBUG)/modules \
 		--extra-modules build/kdebug-ko --slub-debug - --append "acpi=noirq no_timer_check" \
-		--env SIW_KO=/nonexistent -- \
+		--env SIW_KO=/nonexistent --env RACE_SECONDS=30 -- \
 		$(if $(KDEBUG_TESTS),selftests/run_tests.sh $(KDEBUG_TESTS),make -C selftests run_tests)
 
 clean-modules:
