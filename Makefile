@@ -9,7 +9,11 @@
 #                 kmemleak, lockdep) built by tools/vm/kernel-debug; slow,
 #                 not part of make check (Documentation/testing.rst)
 
-KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+# KSERIES picks the kernel series to build for (6.1 unless told otherwise,
+# even when newer headers are installed); KDIR overrides it.
+KSERIES ?= 6.1
+KDIR ?= $(shell ls -d /lib/modules/$(KSERIES).*/build 2>/dev/null | sort -V | tail -n 1)
+export KSERIES
 PWD := $(CURDIR)
 
 all: modules
