@@ -5,6 +5,7 @@
 #   make demo     install what is needed, boot the VM, show what works
 #   make check    install what is needed, static checks, unit tests,
 #                 selftests in the VM; ends with "N passed, N failed"
+#   make htmldocs  Documentation/ as HTML (Sphinx + kernel-doc), warnings fail it
 #   make check-debug  the selftests in the VM on a debug kernel (KASAN,
 #                 kmemleak, lockdep) built by tools/vm/kernel-debug; slow,
 #                 not part of make check (Documentation/testing.rst)
@@ -59,10 +60,18 @@ check-debug:
 		--env SIW_KO=/nonexistent --env RACE_SECONDS=30 -- \
 		$(if $(KDEBUG_TESTS),selftests/run_tests.sh $(KDEBUG_TESTS),make -C selftests run_tests)
 
+# Documentation/ as HTML with Sphinx and the kernel-doc extension from
+# linux-source (tools/deps extracts it); any warning fails the build.
+htmldocs:
+	@test -f build/ksrc/scripts/kernel-doc || tools/deps -q >/dev/null
+	sphinx-build -q -W --keep-going -b html -d build/doctrees Documentation build/htmldocs
+	@echo "htmldocs: build/htmldocs/index.html"
+
 clean-modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 
 clean: clean-modules
 	$(MAKE) -C selftests clean
 
-.PHONY: all modules static checkpatch deps selftests demo check check-debug clean clean-modules
+.PHONY: all modules static checkpatch deps selftests demo check check-debug htmldocs clean \
+	clean-modules
