@@ -39,6 +39,44 @@ selftests: modules
 demo:
 	tools/demo
 
+# ------------------------------------------------------------ installing
+# make install [DESTDIR=...] [PREFIX=/usr/local] [KDIR=...]: the modules
+# under /lib/modules/KVER/updates/iwarp (then depmod), the tools and their
+# man pages, the uapi headers and a modules-load.d snippet for ddp.ko
+# (which pulls in mpa.ko). mpa.ko alone loads on demand through its
+# TCP_ULP alias. dkms.conf and `make deb` package the same for DKMS.
+VERSION := 0.9.0
+PREFIX ?= /usr/local
+KVER ?= $(patsubst /lib/modules/%/build,%,$(KDIR))
+TOOLS := mpa-cat mpa-bench ddp-xfer ddp-bench rdmap-peer
+UAPI := mpa.h ddp.h iwarp_wire.h
+
+modules_install: modules
+	@case "$(KVER)" in */*|"") echo "set KVER= for KDIR=$(KDIR)" >&2; exit 2;; esac
+	$(MAKE) -C $(KDIR) M=$(PWD) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates/iwarp CONFIG_MODULE_SIG_ALL= \
+		DEPMOD=true modules_install
+	$(if $(DESTDIR),@echo "staged in $(DESTDIR): run depmod $(KVER) on the target",depmod $(KVER))
+
+headers_install:
+	install -d $(DESTDIR)$(PREFIX)/include/linux
+	install -m 644 $(addprefix include/uapi/linux/,$(UAPI)) \
+		$(DESTDIR)$(PREFIX)/include/linux/
+
+tools_install:
+	$(MAKE) -C tools
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(addprefix tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(addprefix tools/,$(addsuffix .1,$(TOOLS))) \
+		$(DESTDIR)$(PREFIX)/share/man/man1/
+
+install: modules_install headers_install tools_install
+	install -D -m 644 packaging/modules-load.conf \
+		$(DESTDIR)/etc/modules-load.d/iwarp.conf
+
+deb:
+	tools/mkdeb $(VERSION)
+
 check:
 	tools/check
 
@@ -74,4 +112,4 @@ clean: clean-modules
 	$(MAKE) -C selftests clean
 
 .PHONY: all modules static checkpatch deps selftests demo check check-debug htmldocs clean \
-	clean-modules
+	clean-modules modules_install headers_install tools_install install deb
