@@ -48,7 +48,7 @@ demo:
 VERSION := 0.9.0
 PREFIX ?= /usr/local
 KVER ?= $(patsubst /lib/modules/%/build,%,$(KDIR))
-TOOLS := mpa-cat mpa-bench ddp-xfer ddp-bench rdmap-peer
+TOOLS := mpa-cat mpa-bench ddp-xfer ddp-bench rdmap-peer iwarp-ss
 UAPI := mpa.h ddp.h iwarp_wire.h
 
 modules_install: modules
@@ -65,10 +65,12 @@ headers_install:
 
 tools_install:
 	$(MAKE) -C tools
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(addprefix tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(addprefix tools/,$(addsuffix .1,$(TOOLS))) \
-		$(DESTDIR)$(PREFIX)/share/man/man1/
+	for p in $(wildcard $(addprefix tools/,$(addsuffix .[1-8],$(TOOLS)))); do \
+		d=$(DESTDIR)$(PREFIX)/share/man/man$${p##*.}; \
+		install -d $$d && install -m 644 $$p $$d/ || exit 1; \
+	done
 
 install: modules_install headers_install tools_install
 	install -D -m 644 packaging/modules-load.conf \

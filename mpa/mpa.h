@@ -130,4 +130,11 @@ struct mpa_conn {
 	struct rcu_head		rcu;
 };
 
+void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info);
+void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats);
+
+/* mpa_diag.c: the ULP part of sock_diag (ss -tie, tools/iwarp-ss) */
+int mpa_diag_get_info(struct sock *sk, struct sk_buff *skb);
+size_t mpa_diag_get_info_size(const struct sock *sk);
+
 #endif /* _MPA_H */

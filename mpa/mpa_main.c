@@ -1318,7 +1318,15 @@ static u32 mpa_peer_pd_len(const struct mpa_conn *c)
 	return c->frame_have > hdr ? c->frame_have - hdr : 0;
 }
 
-static void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
+void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats)
+{
+	*stats = c->stats;
+	stats->rx_fpdus = READ_ONCE(c->rx.ulpdus);
+	stats->rx_markers = READ_ONCE(c->rx.nmarkers);
+	stats->rx_crc_errors = READ_ONCE(c->rx.crc_errors);
+}
+
+void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->state = c->state;
@@ -1378,10 +1386,7 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 		size = sizeof(u.info);
 		break;
 	case MPA_STATS:
-		u.stats = c->stats;
-		u.stats.rx_fpdus = c->rx.ulpdus;
-		u.stats.rx_markers = c->rx.nmarkers;
-		u.stats.rx_crc_errors = c->rx.crc_errors;
+		mpa_fill_stats(c, &u.stats);
 		size = sizeof(u.stats);
 		break;
 	case MPA_ERROR:
@@ -1590,6 +1595,8 @@ static struct tcp_ulp_ops mpa_ulp_ops __read_mostly = {
 	.owner		= THIS_MODULE,
 	.init		= mpa_ulp_init,
 	.release	= mpa_ulp_release,
+	.get_info	= mpa_diag_get_info,
+	.get_info_size	= mpa_diag_get_info_size,
 };
 
 /* ---- in-kernel consumer API ---- */
@@ -1598,14 +1605,16 @@ static struct tcp_ulp_ops mpa_ulp_ops __read_mostly = {
  * mpa_register_consumer() - make an MPA consumer available by name
  * @consumer: the consumer, with every callback set
  *
- * Return: 0, -EINVAL if a callback is missing, -EEXIST if the name is taken.
+ * Return: 0, -EINVAL if a callback is missing or the name is empty or
+ * longer than %MPA_CONSUMER_NAME_MAX - 1 octets, -EEXIST if the name is taken.
  */
 int mpa_register_consumer(struct mpa_consumer *consumer)
 {
 	struct mpa_consumer *p;
 	int ret = 0;
 
-	if (!consumer->name || !consumer->request || !consumer->reply ||
+	if (!consumer->name || strnlen(consumer->name, MPA_CONSUMER_NAME_MAX) ==
+	    MPA_CONSUMER_NAME_MAX || !consumer->request || !consumer->reply ||
 	    !consumer->ulpdu || !consumer->error || !consumer->peer_closed)
 		return -EINVAL;
 	mutex_lock(&mpa_consumers_lock);

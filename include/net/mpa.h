@@ -23,6 +23,9 @@
 
 struct mpa_conn;
 
+/* longest consumer name, with its NUL */
+#define MPA_CONSUMER_NAME_MAX	16
+
 /**
  * struct mpa_consumer - an MPA consumer (ULP), e.g. DDP
  * @name: unique name, e.g. "ddp"

@@ -150,4 +150,64 @@ struct mpa_stats {
 	__u64	rx_marker_errors;
 };
 
+/*
+ * sock_diag (ss -tie, tools/iwarp-ss): with INET_DIAG_INFO requested by a
+ * caller with CAP_NET_ADMIN, the kernel puts INET_DIAG_ULP_INFO with
+ * INET_ULP_INFO_NAME "mpa" and one nested MPA_DIAG_ULP_INFO attribute
+ * holding the MPA_DIAG_* attributes below. Its type lies far above the
+ * kernel's INET_ULP_INFO_* values so that it cannot meet one of them.
+ */
+#define MPA_DIAG_ULP_INFO	0x3d00
+
+/**
+ * enum mpa_diag_attr - attributes inside MPA_DIAG_ULP_INFO
+ * @MPA_DIAG_UNSPEC: unused
+ * @MPA_DIAG_PAD: padding for the 64-bit counters
+ * @MPA_DIAG_STATE: u32, enum mpa_state
+ * @MPA_DIAG_ROLE: u32, MPA_ROLE_*
+ * @MPA_DIAG_REV: u32, negotiated revision (0 before startup)
+ * @MPA_DIAG_FLAGS: u32, MPA_I_* (CRC, markers each way, peer FIN, ...)
+ * @MPA_DIAG_ERROR: u32, RFC 5044 error code, 0 if none
+ * @MPA_DIAG_MULPDU: u32, MULPDU in full operation, else 0
+ * @MPA_DIAG_IRD: u32, revision 2: negotiated IRD
+ * @MPA_DIAG_ORD: u32, revision 2: negotiated ORD
+ * @MPA_DIAG_RTR: u32, revision 2: MPA_F_RTR_* agreed
+ * @MPA_DIAG_CONSUMER: string, the bound in-kernel consumer ("ddp"); absent
+ *	while user space reads the connection
+ * @MPA_DIAG_TX_FPDUS: u64, FPDUs sent
+ * @MPA_DIAG_TX_OCTETS: u64, ULPDU octets sent
+ * @MPA_DIAG_TX_MARKERS: u64, markers inserted
+ * @MPA_DIAG_RX_FPDUS: u64, FPDUs received and validated
+ * @MPA_DIAG_RX_OCTETS: u64, ULPDU octets received
+ * @MPA_DIAG_RX_MARKERS: u64, markers removed
+ * @MPA_DIAG_RX_CRC_ERRORS: u64, FPDUs with a bad CRC
+ * @MPA_DIAG_RX_MARKER_ERRORS: u64, bad markers
+ * @__MPA_DIAG_MAX: one above the highest attribute
+ */
+enum mpa_diag_attr {
+	MPA_DIAG_UNSPEC,
+	MPA_DIAG_PAD,
+	MPA_DIAG_STATE,
+	MPA_DIAG_ROLE,
+	MPA_DIAG_REV,
+	MPA_DIAG_FLAGS,
+	MPA_DIAG_ERROR,
+	MPA_DIAG_MULPDU,
+	MPA_DIAG_IRD,
+	MPA_DIAG_ORD,
+	MPA_DIAG_RTR,
+	MPA_DIAG_CONSUMER,
+	MPA_DIAG_TX_FPDUS,
+	MPA_DIAG_TX_OCTETS,
+	MPA_DIAG_TX_MARKERS,
+	MPA_DIAG_RX_FPDUS,
+	MPA_DIAG_RX_OCTETS,
+	MPA_DIAG_RX_MARKERS,
+	MPA_DIAG_RX_CRC_ERRORS,
+	MPA_DIAG_RX_MARKER_ERRORS,
+	__MPA_DIAG_MAX
+};
+
+#define MPA_DIAG_MAX (__MPA_DIAG_MAX - 1)
+
 #endif /* _UAPI_LINUX_MPA_H */
