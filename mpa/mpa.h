@@ -120,7 +120,7 @@ struct mpa_conn {
 	struct mpa_frame_info	peer;
 	u8			*frame;
 
-	struct mpa_rx		rx;
+	struct mpa_dec		rx;
 	bool			rx_buf_wait;
 	struct mpa_stats	stats;
 
@@ -155,6 +155,22 @@ static inline bool mpa_in_startup(const struct mpa_conn *c)
 {
 	return c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT ||
 	       c->state == MPA_S_REQ_RCVD;
+}
+
+/*
+ * Senders hold @tx_lock, then the socket lock: @tx_lock keeps a flush
+ * that sleeps without the socket lock (mpa_tx_flush()) the only one.
+ */
+static inline void mpa_lock_tx(struct mpa_conn *c)
+{
+	mutex_lock(&c->tx_lock);
+	lock_sock(c->sk);
+}
+
+static inline void mpa_unlock_tx(struct mpa_conn *c)
+{
+	release_sock(c->sk);
+	mutex_unlock(&c->tx_lock);
 }
 
 /* Tell user space (a waiting reader or poll) that something happened. */

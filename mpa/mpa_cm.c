@@ -46,7 +46,7 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 
 	c->markers_tx = peer_markers;
 	c->crc = c->peer.crc || !(c->lflags & MPA_F_NO_CRC);
-	mpa_rx_init(&c->rx, NULL, c->lflags & MPA_F_MARKERS, c->crc);
+	mpa_dec_init(&c->rx, NULL, c->lflags & MPA_F_MARKERS, c->crc);
 	mpa_rx_set_place(c);
 	c->tx_base = tp->write_seq;
 	/* FPDUs must not wait for Nagle */

@@ -145,7 +145,7 @@ void mpa_unbind(struct mpa_conn *conn)
 		 * be delivered to anyone: it is consumed and dropped, and the
 		 * socket's next owner starts at the next FPDU.
 		 */
-		if (mpa_rx_placing(&conn->rx))
+		if (mpa_dec_placing(&conn->rx))
 			conn->rx_torn = true;
 		mpa_rx_set_place(conn);
 		/* from now on ULPDUs wait for recvmsg() */
@@ -184,11 +184,9 @@ int mpa_start(struct mpa_conn *conn, const struct mpa_start *start)
 {
 	int ret;
 
-	mutex_lock(&conn->tx_lock);
-	lock_sock(conn->sk);
+	mpa_lock_tx(conn);
 	ret = mpa_start_locked(conn, start);
-	release_sock(conn->sk);
-	mutex_unlock(&conn->tx_lock);
+	mpa_unlock_tx(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_start);
@@ -206,11 +204,9 @@ int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len)
 {
 	int ret;
 
-	mutex_lock(&conn->tx_lock);
-	lock_sock(conn->sk);
+	mpa_lock_tx(conn);
 	ret = mpa_answer_locked(conn, false, pd, pd_len);
-	release_sock(conn->sk);
-	mutex_unlock(&conn->tx_lock);
+	mpa_unlock_tx(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_accept);
@@ -228,11 +224,9 @@ int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len)
 {
 	int ret;
 
-	mutex_lock(&conn->tx_lock);
-	lock_sock(conn->sk);
+	mpa_lock_tx(conn);
 	ret = mpa_answer_locked(conn, true, pd, pd_len);
-	release_sock(conn->sk);
-	mutex_unlock(&conn->tx_lock);
+	mpa_unlock_tx(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_reject);
@@ -257,11 +251,9 @@ int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	int ret;
 
 	iov_iter_kvec(&it, ITER_SOURCE, vec, nr, len);
-	mutex_lock(&conn->tx_lock);
-	lock_sock(conn->sk);
+	mpa_lock_tx(conn);
 	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags | MSG_NOSIGNAL);
-	release_sock(conn->sk);
-	mutex_unlock(&conn->tx_lock);
+	mpa_unlock_tx(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_send);
@@ -284,12 +276,10 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 {
 	int ret;
 
-	mutex_lock(&conn->tx_lock);
-	lock_sock(conn->sk);
+	mpa_lock_tx(conn);
 	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
 			      flags | MSG_NOSIGNAL);
-	release_sock(conn->sk);
-	mutex_unlock(&conn->tx_lock);
+	mpa_unlock_tx(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_sendv);

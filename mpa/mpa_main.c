@@ -159,11 +159,9 @@ static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 	ret = -EINVAL;
 	if (optlen != sizeof(*s) + s->pd_len + s->lsm_len)
 		goto out;
-	mutex_lock(&c->tx_lock);
-	lock_sock(c->sk);
+	mpa_lock_tx(c);
 	ret = mpa_start_locked(c, s);
-	release_sock(c->sk);
-	mutex_unlock(&c->tx_lock);
+	mpa_unlock_tx(c);
 out:
 	kvfree(s);
 	return ret;
@@ -188,11 +186,9 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 			return -EINVAL;
 		if (copy_from_sockptr(pd, optval, optlen))
 			return -EFAULT;
-		mutex_lock(&c->tx_lock);
-		lock_sock(sk);
+		mpa_lock_tx(c);
 		ret = mpa_answer_locked(c, optname == MPA_REJECT, pd, optlen);
-		release_sock(sk);
-		mutex_unlock(&c->tx_lock);
+		mpa_unlock_tx(c);
 		return ret;
 	case MPA_TIMEOUT:
 		if (optlen != sizeof(val))
@@ -368,8 +364,7 @@ static void mpa_close(struct sock *sk, long timeout)
 	struct proto *prot = c->sk_proto;
 
 	/* no sender sleeps in a flush while close sends the rest */
-	mutex_lock(&c->tx_lock);
-	lock_sock(sk);
+	mpa_lock_tx(c);
 	c->closing = true;
 	mpa_close_flush(c, &timeout);
 	write_lock_bh(&sk->sk_callback_lock);
@@ -381,8 +376,7 @@ static void mpa_close(struct sock *sk, long timeout)
 	if (sk->sk_socket)
 		WRITE_ONCE(sk->sk_socket->ops, c->sk_ops);
 	write_unlock_bh(&sk->sk_callback_lock);
-	release_sock(sk);
-	mutex_unlock(&c->tx_lock);
+	mpa_unlock_tx(c);
 
 	/* the workers take the socket lock: cancel without it */
 	if (cancel_work_sync(&c->abort_work))

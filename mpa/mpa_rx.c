@@ -109,7 +109,7 @@ static void mpa_rx_set_buf(struct mpa_conn *c, u8 *buf, u32 len)
  */
 static bool mpa_rx_need_buf(struct mpa_conn *c)
 {
-	u32 need = mpa_rx_need(&c->rx);
+	u32 need = mpa_dec_need(&c->rx);
 	u8 *buf;
 
 	buf = mpa_alloc(c, need, GFP_ATOMIC);
@@ -129,7 +129,7 @@ static bool mpa_rx_need_buf(struct mpa_conn *c)
 /* Nothing is buffered nor being received: the buffer goes. */
 void mpa_rx_trim(struct mpa_conn *c)
 {
-	if (c->rx.buf && !c->rx_ready && mpa_rx_idle(&c->rx))
+	if (c->rx.buf && !c->rx_ready && mpa_dec_idle(&c->rx))
 		mpa_rx_set_buf(c, NULL, 0);
 }
 
@@ -149,13 +149,13 @@ static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			done += mpa_rx_frame(c, data, n);
 			continue;
 		}
-		ev = mpa_rx_feed(&c->rx, data, n, &used);
+		ev = mpa_dec_feed(&c->rx, data, n, &used);
 		done += used;
-		if (ev == MPA_RX_ULPDU)
+		if (ev == MPA_DEC_ULPDU)
 			mpa_rx_ulpdu(c);
-		else if (ev == MPA_RX_ERROR)
+		else if (ev == MPA_DEC_ERROR)
 			mpa_rx_error(c);
-		else if (ev == MPA_RX_NEED_BUF)
+		else if (ev == MPA_DEC_NEED_BUF)
 			mpa_rx_need_buf(c);
 	}
 	skb_abort_seq_read(&st);
@@ -178,7 +178,7 @@ static void mpa_rx_fin(struct mpa_conn *c)
 		mpa_wake(c);
 		return;
 	}
-	if (c->state == MPA_S_FULL && mpa_rx_idle(&c->rx)) {
+	if (c->state == MPA_S_FULL && mpa_dec_idle(&c->rx)) {
 		c->peer_fin = true;
 		if (c->consumer)
 			c->consumer->peer_closed(c);
@@ -214,9 +214,9 @@ void mpa_rx_work(struct work_struct *work)
 
 	lock_sock(sk);
 	if (c->rx_buf_wait && !c->closing && !c->err) {
-		buf = mpa_alloc(c, mpa_rx_need(&c->rx), GFP_KERNEL);
+		buf = mpa_alloc(c, mpa_dec_need(&c->rx), GFP_KERNEL);
 		if (buf) {
-			mpa_rx_set_buf(c, buf, mpa_rx_need(&c->rx));
+			mpa_rx_set_buf(c, buf, mpa_dec_need(&c->rx));
 			c->rx_buf_wait = false;
 			c->rx_stop = false;
 			mpa_rx_process(c);

@@ -143,12 +143,10 @@ void mpa_tx_work(struct work_struct *work)
 	struct mpa_conn *c = container_of(work, struct mpa_conn, tx_work);
 	struct sock *sk = c->sk;
 
-	mutex_lock(&c->tx_lock);
-	lock_sock(sk);
+	mpa_lock_tx(c);
 	if (!c->closing)
 		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
-	release_sock(sk);
-	mutex_unlock(&c->tx_lock);
+	mpa_unlock_tx(c);
 	sock_put(sk);
 }
 
@@ -182,9 +180,10 @@ static int mpa_copy_src(void *ctx, void *to, u32 len)
 	return 0;
 }
 
+/* MPA_START was called and the startup exchange is over */
 static bool mpa_started(const struct mpa_conn *c)
 {
-	return !mpa_in_startup(c);
+	return c->state != MPA_S_IDLE && !mpa_in_startup(c);
 }
 
 static bool mpa_may_send(const struct mpa_conn *c)
@@ -303,8 +302,7 @@ int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	struct mpa_conn *c = mpa_get(sk);
 	int ret;
 
-	mutex_lock(&c->tx_lock);
-	lock_sock(sk);
+	mpa_lock_tx(c);
 	if (!mpa_framing(c))
 		ret = tcp_sendmsg_locked(sk, msg, size);
 	else if (msg->msg_flags & MSG_OOB)
@@ -312,8 +310,7 @@ int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	else
 		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
 				      msg->msg_flags);
-	release_sock(sk);
-	mutex_unlock(&c->tx_lock);
+	mpa_unlock_tx(c);
 	return ret;
 }
 

@@ -280,7 +280,7 @@ struct ex {
 	/* what the module sends, decoded by the reference decoder */
 	bool	want_mtx;	/* the raw peer's frame asked for markers */
 	bool	mdec;		/* decoding the module's FPDUs */
-	struct mpa_rx mrx;
+	struct mpa_dec mrx;
 	__u8	*mtx[MAX_ULPDUS * 2];	/* ULPDUs the module end sent with send() */
 	__u32	mtx_len[MAX_ULPDUS * 2];
 	int	mtx_n, mtx_next;
@@ -1511,9 +1511,9 @@ static void full_check(struct ex *e)
 	e->rcrc = crc;
 	/* from here the raw peer checks every FPDU the module sends */
 	if (!e->mdec) {
-		static __u8 mbuf[MPA_RX_BUF_LEN];
+		static __u8 mbuf[MPA_DEC_BUF_LEN];
 
-		mpa_rx_init(&e->mrx, mbuf, i.flags & MPA_I_MARKERS_TX, crc);
+		mpa_dec_init(&e->mrx, mbuf, i.flags & MPA_I_MARKERS_TX, crc);
 		e->mdec = true;
 	}
 }
@@ -1785,10 +1785,10 @@ static void drain_raw(struct ex *e)
 		return;
 	while ((n = recv(e->rfd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
 		for (off = 0; e->mdec && off < n; off += used) {
-			ev = mpa_rx_feed(&e->mrx, buf + off, n - off, &used);
-			if (ev == MPA_RX_ULPDU) {
+			ev = mpa_dec_feed(&e->mrx, buf + off, n - off, &used);
+			if (ev == MPA_DEC_ULPDU) {
 				check_mtx(e);
-			} else if (ev == MPA_RX_ERROR) {
+			} else if (ev == MPA_DEC_ERROR) {
 				fail(e, "the module sent an invalid FPDU: MPA error %u at octet %u",
 				     e->mrx.err, e->mrx.pos);
 				e->mdec = false;
