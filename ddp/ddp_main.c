@@ -1010,7 +1010,7 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	mutex_lock(&s->tx_lock);
 	mpa_unbind(s->conn);
 	if (abortive)
-		tcp_abort(s->sock->sk, ECONNABORTED);
+		mpa_abort(s->conn, ECONNABORTED);
 	mutex_unlock(&s->tx_lock);
 	ddp_flush(s);
 	ddp_invalidate_owned(s);

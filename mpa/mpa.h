@@ -194,7 +194,7 @@ void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info);
 /* mpa_cm.c */
 void mpa_timeout_work(struct work_struct *work);
 u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len);
-int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s);
+int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s);
 int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
 		      u16 pd_len);
 

@@ -261,7 +261,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 
 #define MPA_F_V2 (MPA_F_P2P | MPA_F_RTR_SEND | MPA_F_RTR_WRITE | MPA_F_RTR_READ)
 
-int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
+int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 {
 	struct sock *sk = c->sk;
 	u32 rev;
@@ -308,14 +308,14 @@ int mpa_start_locked(struct mpa_conn *c, const struct mpa_start *s)
 		       (s->flags & MPA_F_RTR_READ ? MPA_RTR_READ : 0),
 	};
 	if (s->role == MPA_ROLE_INITIATOR) {
-		ret = mpa_send_frame(c, true, false, &c->v2_local, s->data,
+		ret = mpa_send_frame(c, true, false, &c->v2_local, s->pd,
 				     s->pd_len);
 		if (ret)
 			return ret;
 		c->state = MPA_S_REQ_SENT;
 	} else {
 		if (s->lsm_len) {
-			ret = mpa_send_raw(c, s->data, s->lsm_len, MSG_EOR | MSG_NOSIGNAL);
+			ret = mpa_send_raw(c, s->lsm, s->lsm_len, MSG_EOR | MSG_NOSIGNAL);
 			if (ret < 0)
 				return ret;
 			if (ret != s->lsm_len)

@@ -175,12 +175,13 @@ EXPORT_SYMBOL_GPL(mpa_conn_priv);
 /**
  * mpa_start() - start MPA as Initiator or Responder
  * @conn: the connection
- * @start: role, flags and private data, as for the MPA_START option
+ * @start: role, flags, revision and private data, as for the MPA_START
+ *	socket option
  *
  * Context: process context.
  * Return: 0 or a negative errno, as setsockopt(MPA_START).
  */
-int mpa_start(struct mpa_conn *conn, const struct mpa_start *start)
+int mpa_start(struct mpa_conn *conn, const struct mpa_start_params *start)
 {
 	int ret;
 
@@ -230,6 +231,23 @@ int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_reject);
+
+/**
+ * mpa_abort() - reset the connection
+ * @conn: the connection
+ * @err: the positive errno the socket reports, e.g. ECONNABORTED
+ *
+ * For a consumer that cannot go on with the stream: TCP sends a reset and
+ * the socket reports @err, as for tcp_abort(). The socket stays with its
+ * owner, who closes it; @conn stays valid until then.
+ *
+ * Context: process context, without the socket lock.
+ */
+void mpa_abort(struct mpa_conn *conn, int err)
+{
+	tcp_abort(conn->sk, err);
+}
+EXPORT_SYMBOL_GPL(mpa_abort);
 
 /**
  * mpa_send() - send one ULPDU as one FPDU

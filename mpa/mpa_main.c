@@ -145,6 +145,7 @@ int mpa_wait(struct mpa_conn *c, long *timeo,
 static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 				unsigned int optlen)
 {
+	struct mpa_start_params p;
 	struct mpa_start *s;
 	int ret;
 
@@ -159,8 +160,19 @@ static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 	ret = -EINVAL;
 	if (optlen != sizeof(*s) + s->pd_len + s->lsm_len)
 		goto out;
+	p = (struct mpa_start_params){
+		.role = s->role,
+		.flags = s->flags,
+		.rev = s->rev,
+		.ird = s->ird,
+		.ord = s->ord,
+		.pd = s->data,
+		.pd_len = s->pd_len,
+		.lsm = s->data + s->pd_len,
+		.lsm_len = s->lsm_len,
+	};
 	mpa_lock_tx(c);
-	ret = mpa_start_locked(c, s);
+	ret = mpa_start_locked(c, &p);
 	mpa_unlock_tx(c);
 out:
 	kvfree(s);
