@@ -46,9 +46,9 @@ int mpa_frame_decode(const void *hdr, u32 rev_mask, struct mpa_frame_info *info)
 {
 	const struct mpa_frame_hdr *h = hdr;
 
-	if (!memcmp(h->key, MPA_KEY_REQ, MPA_KEY_LEN))
+	if (!memcmp(h->key, MPA_WIRE_KEY_REQ, MPA_WIRE_KEY_LEN))
 		info->request = true;
-	else if (!memcmp(h->key, MPA_KEY_REP, MPA_KEY_LEN))
+	else if (!memcmp(h->key, MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN))
 		info->request = false;
 	else
 		return -EBADMSG;
@@ -99,7 +99,7 @@ int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 	if (info->enhanced)
 		flags |= MPA_FLAG_E;
 
-	memcpy(h->key, info->request ? MPA_KEY_REQ : MPA_KEY_REP, MPA_KEY_LEN);
+	memcpy(h->key, info->request ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN);
 	h->flags = flags;
 	h->rev = info->rev;
 	put_unaligned_be16(info->pd_len, &h->pd_len);

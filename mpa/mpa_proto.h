@@ -25,7 +25,7 @@
  * @crc: C bit
  * @reject: R bit (meaningful in a Reply only)
  * @enhanced: revision 2 (RFC 6581): the private data opens with the
- *	enhanced connection data (struct mpa_v2_data)
+ *	enhanced connection data (struct mpa_wire_v2_data)
  * @rev: revision field
  * @pd_len: private data length
  */
@@ -43,7 +43,7 @@ struct mpa_frame_info {
 #define MPA_RTR_SEND		0x1
 #define MPA_RTR_WRITE		0x2
 #define MPA_RTR_READ		0x4
-#define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_v2_data))
+#define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_wire_v2_data))
 
 /**
  * struct mpa_v2_info - decoded RFC 6581 enhanced connection data

@@ -407,7 +407,7 @@ static void raw_maybe_flush(struct ex *e)
 static size_t build_frame(__u8 *b, bool req, __u8 flags, __u8 rev, __u16 decl,
 			  const __u8 *pd, __u16 pd_len)
 {
-	memcpy(b, req ? MPA_KEY_REQ : MPA_KEY_REP, 16);
+	memcpy(b, req ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, 16);
 	b[16] = flags;
 	b[17] = rev;
 	b[18] = decl >> 8;
@@ -482,7 +482,7 @@ static size_t mutate_frame(struct ex *e, __u8 *b, size_t len, __u16 *pd_len)
 			break;
 		case 7:	/* wrong key type */
 			memcpy(b, (b[8] == 'R' && b[9] == 'e' && b[10] == 'q') ?
-			       MPA_KEY_REP : MPA_KEY_REQ, 16);
+			       MPA_WIRE_KEY_REP : MPA_WIRE_KEY_REQ, 16);
 			break;
 		default:	/* a PD octet (never invalid by itself) */
 			if (*pd_len)
@@ -1059,7 +1059,7 @@ static void seg_mutate_ddp(struct ex *e, __u8 *u, __u32 *len, bool tagged)
 static void make_ulpdu(struct ex *e, __u8 *u, __u32 *len)
 {
 	struct sent_msg *m = &e->msg[e->nmsg];
-	__u8 dv = e->eff_rev == 0 ? 0 : DDP_VERSION;
+	__u8 dv = e->eff_rev == 0 ? 0 : DDP_WIRE_VERSION;
 	__u32 k = rnd(&e->t, 100), plen;
 
 	memset(m, 0, sizeof(*m));
@@ -1305,7 +1305,7 @@ static int read_module_frame(struct ex *e, bool request, int want_rev, bool want
 	if (mt_readn(e->rfd, h, 20, 2000) != 20)
 		return -1;
 	n = h[18] << 8 | h[19];
-	if (memcmp(h, request ? MPA_KEY_REQ : MPA_KEY_REP, 16) || n > 512 ||
+	if (memcmp(h, request ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, 16) || n > 512 ||
 	    mt_readn(e->rfd, pd, n, 2000) != n) {
 		fail(e, "the module's %s is malformed", request ? "Request" : "Reply");
 		return -1;

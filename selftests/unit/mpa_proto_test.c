@@ -751,7 +751,7 @@ TEST(frame_decode)
 	struct mpa_frame_info info;
 	u8 f[20];
 
-	mk_frame(f, MPA_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C | 0x1f, 1, 10);
+	mk_frame(f, MPA_WIRE_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C | 0x1f, 1, 10);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_TRUE(info.request);
 	ASSERT_TRUE(info.markers);
@@ -760,7 +760,7 @@ TEST(frame_decode)
 	ASSERT_EQ(1, info.rev);
 	ASSERT_EQ(10, info.pd_len);
 
-	mk_frame(f, MPA_KEY_REP, MPA_FLAG_R, 1, 0);
+	mk_frame(f, MPA_WIRE_KEY_REP, MPA_FLAG_R, 1, 0);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_FALSE(info.request);
 	ASSERT_FALSE(info.markers);
@@ -772,28 +772,28 @@ TEST(frame_decode)
 	mk_frame(f, "mpa id req frame", 0, 1, 0);
 	ASSERT_EQ(-EBADMSG, mpa_frame_decode(f, 1U << 1, &info));
 
-	mk_frame(f, MPA_KEY_REQ, 0, 0, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 0, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(0, info.rev);
-	mk_frame(f, MPA_KEY_REQ, 0, 2, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 2, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(2, info.rev);
 	ASSERT_TRUE(info.request);
 	ASSERT_EQ(0, mpa_frame_decode(f, (1U << 1) | (1U << 2), &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 32, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 32, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, ~0U, &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 255, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 255, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, ~0U, &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 31, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 31, 0);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 31, &info));
 
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 512);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 512);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(512, info.pd_len);
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 513);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 513);
 	ASSERT_EQ(-EMSGSIZE, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(513, info.pd_len);
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 0xffff);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 0xffff);
 	ASSERT_EQ(-EMSGSIZE, mpa_frame_decode(f, 1U << 1, &info));
 }
 
@@ -816,7 +816,7 @@ TEST(frame_encode)
 
 	memset(pd, 0xa5, sizeof(pd));
 	ASSERT_EQ(25, mpa_frame_encode(f, sizeof(f), &info, "hello"));
-	mk_frame(ref, MPA_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C, 1, 5);
+	mk_frame(ref, MPA_WIRE_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C, 1, 5);
 	ASSERT_EQ(0, memcmp(f, ref, 20));
 	ASSERT_EQ(0, memcmp(f + 20, "hello", 5));
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &back));
@@ -828,7 +828,7 @@ TEST(frame_encode)
 	info.rev = 2;
 	info.pd_len = 0;
 	ASSERT_EQ(20, mpa_frame_encode(f, 20, &info, NULL));
-	mk_frame(ref, MPA_KEY_REP, MPA_FLAG_C | MPA_FLAG_R, 2, 0);
+	mk_frame(ref, MPA_WIRE_KEY_REP, MPA_FLAG_C | MPA_FLAG_R, 2, 0);
 	ASSERT_EQ(0, memcmp(f, ref, 20));
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 2, &back));
 	ASSERT_TRUE(info_eq(&info, &back));
