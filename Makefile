@@ -25,6 +25,8 @@ modules:
 # sparse (C=2 checks every file) and W=1 in one rebuild
 static: clean-modules
 	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee build/static.log
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers \
+		C=2 W=1 modules 2>&1 | tee -a build/static.log
 	@! grep -E 'warning:|error:' build/static.log
 
 checkpatch:
@@ -35,6 +37,12 @@ deps:
 
 selftests: modules
 	$(MAKE) -C selftests
+
+# test modules of the selftests (selftests/kmod), never installed: they
+# link against the symbols of mpa.ko and ddp.ko built here
+test-modules: modules
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers modules
 
 demo:
 	tools/demo
@@ -91,9 +99,10 @@ KDEBUG_TESTS ?=
 check-debug:
 	tools/vm/kernel-debug
 	$(MAKE) -C $(KDEBUG)/linux-source-6.1 M=$(PWD) modules
+	$(MAKE) KDIR=$(KDEBUG)/linux-source-6.1 test-modules
 	$(MAKE) -C selftests
 	rm -rf build/kdebug-ko && mkdir -p build/kdebug-ko
-	cp mpa/mpa.ko ddp/ddp.ko build/kdebug-ko/
+	cp mpa/mpa.ko ddp/ddp.ko selftests/kmod/*.ko build/kdebug-ko/
 	tools/vm/run --timeout $(KDEBUG_TIMEOUT) \
 		--kernel-image $(KDEBUG)/bzImage --modules-dir $(KDEBUG)/modules \
 		--extra-modules build/kdebug-ko --slub-debug - --append "acpi=noirq no_timer_check" \
@@ -109,9 +118,10 @@ htmldocs:
 
 clean-modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod clean
 
 clean: clean-modules
 	$(MAKE) -C selftests clean
 
-.PHONY: all modules static checkpatch deps selftests demo check check-debug htmldocs clean \
-	clean-modules modules_install headers_install tools_install install deb
+.PHONY: all modules test-modules static checkpatch deps selftests demo check check-debug \
+	htmldocs clean clean-modules modules_install headers_install tools_install install deb

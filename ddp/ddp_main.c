@@ -553,7 +553,7 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 	if (s->stopped)
 		return;
 	s->stopped = true;
-	if (type != DDP_ETYPE_LLP) {
+	if (type != DDP_WIRE_ETYPE_LLP) {
 		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
 		memcpy(ev.hdr, s->hdr, ev.hdr_len);
 		ev.qn = s->seg.qn;
@@ -680,8 +680,8 @@ static void ddp_place_payload(struct ddp_stream *s, u32 poff, const u8 *data, u3
 	if (!mr) {
 		/* invalidated while the segment was arriving */
 		s->seg_bad = true;
-		s->seg_err.type = DDP_ETYPE_TAGGED;
-		s->seg_err.code = DDP_ECODE_T_INVALID_STAG;
+		s->seg_err.type = DDP_WIRE_ETYPE_TAGGED;
+		s->seg_err.code = DDP_WIRE_ECODE_T_INVALID_STAG;
 	}
 }
 
@@ -713,7 +713,7 @@ static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
 	if (!ddp_run_in_order(s->rx_next, seg_len, off, len)) {
 		s->seg_bad = true;
 		s->seg_buf = NULL;
-		ddp_error(s, DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC, seg_len);
+		ddp_error(s, DDP_WIRE_ETYPE_CATASTROPHIC, DDP_WIRE_ECODE_CATASTROPHIC, seg_len);
 		return;
 	}
 	s->rx_next = off + len;
@@ -789,7 +789,7 @@ static void ddp_mpa_error(struct mpa_conn *conn, u32 code)
 	struct ddp_stream *s = mpa_conn_priv(conn);
 
 	/* LLP fatal error, with the MPA error code */
-	ddp_error(s, DDP_ETYPE_LLP, code, 0);
+	ddp_error(s, DDP_WIRE_ETYPE_LLP, code, 0);
 }
 
 static void ddp_peer_closed(struct mpa_conn *conn)
@@ -807,7 +807,7 @@ static void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn)
 	struct mpa_info info;
 
 	mpa_conn_info(conn, &info);
-	s->dv = info.state != MPA_S_IDLE && info.rev == 0 ? 0 : DDP_VERSION;
+	s->dv = info.state != MPA_S_IDLE && info.rev == 0 ? 0 : DDP_WIRE_VERSION;
 }
 
 /* Startup stays with whoever started MPA on the socket. */
@@ -880,7 +880,7 @@ static struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *so
 	s->ops = ops;
 	s->priv = priv;
 	s->ev = ev;
-	s->dv = DDP_VERSION;
+	s->dv = DDP_WIRE_VERSION;
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {
 		INIT_LIST_HEAD(&s->q[i].bufs);
@@ -1010,7 +1010,7 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	mutex_lock(&s->tx_lock);
 	mpa_unbind(s->conn);
 	if (abortive)
-		tcp_abort(s->sock->sk, ECONNABORTED);
+		mpa_abort(s->conn, ECONNABORTED);
 	mutex_unlock(&s->tx_lock);
 	ddp_flush(s);
 	ddp_invalidate_owned(s);
@@ -1165,8 +1165,8 @@ static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *ev)
 {
 	struct ddp_event full = {
 		.type = DDP_EV_ERROR,
-		.err_type = DDP_ETYPE_CATASTROPHIC,
-		.err_code = DDP_ECODE_CATASTROPHIC,
+		.err_type = DDP_WIRE_ETYPE_CATASTROPHIC,
+		.err_code = DDP_WIRE_ECODE_CATASTROPHIC,
 	};
 
 	spin_lock_bh(&s->lock);

@@ -68,7 +68,7 @@ static void ddp_put_be64(u64 v, void *p)
 int ddp_hdr_parse(const void *seg, u32 len, struct ddp_seg *out,
 		  struct ddp_err *err)
 {
-	return ddp_hdr_parse_dv(seg, len, DDP_VERSION, out, err);
+	return ddp_hdr_parse_dv(seg, len, DDP_WIRE_VERSION, out, err);
 }
 
 /**
@@ -94,8 +94,8 @@ int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
 
 	memset(out, 0, sizeof(*out));
 	if (!len)
-		return ddp_fail(err, DDP_ETYPE_CATASTROPHIC,
-				DDP_ECODE_CATASTROPHIC);
+		return ddp_fail(err, DDP_WIRE_ETYPE_CATASTROPHIC,
+				DDP_WIRE_ECODE_CATASTROPHIC);
 
 	ctrl = p[0];
 	out->tagged = !!(ctrl & DDP_FLAG_T);
@@ -124,14 +124,14 @@ int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
 
 	if (out->dv != dv) {
 		if (out->tagged)
-			return ddp_fail(err, DDP_ETYPE_TAGGED,
-					DDP_ECODE_T_INVALID_DV);
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_INVALID_DV);
+			return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED,
+					DDP_WIRE_ECODE_T_INVALID_DV);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_INVALID_DV);
 	}
 	if (len < hlen)
-		return ddp_fail(err, DDP_ETYPE_CATASTROPHIC,
-				DDP_ECODE_CATASTROPHIC);
+		return ddp_fail(err, DDP_WIRE_ETYPE_CATASTROPHIC,
+				DDP_WIRE_ECODE_CATASTROPHIC);
 	return 0;
 }
 
@@ -173,20 +173,20 @@ int ddp_check_tagged(const struct ddp_seg *s, const struct ddp_region_view *r,
 	if (!plen)
 		return 0;
 	if (!r || !r->valid)
-		return ddp_fail(err, DDP_ETYPE_TAGGED,
-				DDP_ECODE_T_INVALID_STAG);
+		return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED,
+				DDP_WIRE_ECODE_T_INVALID_STAG);
 	if (r->stream_or_pd != stream_id)
-		return ddp_fail(err, DDP_ETYPE_TAGGED,
-				DDP_ECODE_T_STAG_NOT_ASSOC);
+		return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED,
+				DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
 	if (!(r->access & DDP_VIEW_WRITE))
-		return ddp_fail(err, DDP_ETYPE_TAGGED,
-				DDP_ECODE_T_INVALID_STAG);
+		return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED,
+				DDP_WIRE_ECODE_T_INVALID_STAG);
 	if (s->to + plen < s->to)
-		return ddp_fail(err, DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	if (s->to < r->base_to || plen > r->len ||
 	    s->to - r->base_to > r->len - plen)
-		return ddp_fail(err, DDP_ETYPE_TAGGED,
-				DDP_ECODE_T_BASE_BOUNDS);
+		return ddp_fail(err, DDP_WIRE_ETYPE_TAGGED,
+				DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	return 0;
 }
 
@@ -249,20 +249,20 @@ int ddp_check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q,
 		       struct ddp_err *err)
 {
 	if (!q || !q->exists)
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_INVALID_QN);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_INVALID_QN);
 	if (!q->nbuf_posted)
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_INVALID_MSN_NOBUF);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 	if (!ddp_msn_in_window(s->msn, q->expected_msn, q->nbuf_posted))
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_INVALID_MSN_RANGE);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	if (s->mo > q->buf_len || (s->payload_len && s->mo == q->buf_len))
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_INVALID_MO);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_INVALID_MO);
 	if ((u64)s->mo + s->payload_len > q->buf_len)
-		return ddp_fail(err, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_U_MSG_TOO_LONG);
+		return ddp_fail(err, DDP_WIRE_ETYPE_UNTAGGED,
+				DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	return 0;
 }
 
@@ -279,7 +279,7 @@ int ddp_check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q,
 void ddp_tagged_hdr_build(struct ddp_tagged_hdr *h, bool last, u8 rsvdulp,
 			  u32 stag, u64 to)
 {
-	h->ctrl = DDP_FLAG_T | (last ? DDP_FLAG_L : 0) | DDP_VERSION;
+	h->ctrl = DDP_FLAG_T | (last ? DDP_FLAG_L : 0) | DDP_WIRE_VERSION;
 	h->rsvdulp = rsvdulp;
 	put_unaligned_be32(stag, &h->stag);
 	ddp_put_be64(to, &h->to);
@@ -300,7 +300,7 @@ void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, bool last,
 			    const u8 rsvdulp[DDP_RSVDULP_U_LEN], u32 qn,
 			    u32 msn, u32 mo)
 {
-	h->ctrl = (last ? DDP_FLAG_L : 0) | DDP_VERSION;
+	h->ctrl = (last ? DDP_FLAG_L : 0) | DDP_WIRE_VERSION;
 	memcpy(h->rsvdulp, rsvdulp, DDP_RSVDULP_U_LEN);
 	put_unaligned_be32(qn, &h->qn);
 	put_unaligned_be32(msn, &h->msn);

@@ -26,8 +26,8 @@
 
 /**
  * struct ddp_err - DDP error number (RFC 5041 section 7.2)
- * @type: DDP_ETYPE_*
- * @code: DDP_ECODE_*
+ * @type: DDP_WIRE_ETYPE_*
+ * @code: DDP_WIRE_ECODE_*
  */
 struct ddp_err {
 	u8	type;

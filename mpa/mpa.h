@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * MPA module internals shared between its source files.
+ * MPA module internals shared between its source files: mpa_main.c
+ * (ULP glue, socket options), mpa_cm.c (startup), mpa_tx.c and
+ * mpa_rx.c (data path), mpa_consumer.c (in-kernel consumer API).
  */
 #ifndef _MPA_H
 #define _MPA_H
 
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/workqueue.h>
+#include <net/inet_connection_sock.h>
 #include <net/mpa.h>
 #include <net/sock.h>
 
@@ -116,7 +120,7 @@ struct mpa_conn {
 	struct mpa_frame_info	peer;
 	u8			*frame;
 
-	struct mpa_rx		rx;
+	struct mpa_dec		rx;
 	bool			rx_buf_wait;
 	struct mpa_stats	stats;
 
@@ -130,11 +134,104 @@ struct mpa_conn {
 	struct rcu_head		rcu;
 };
 
+static inline struct mpa_conn *mpa_get(const struct sock *sk)
+{
+	/* icsk_ulp_data is RCU only for sock_diag readers */
+	return (__force struct mpa_conn *)inet_csk(sk)->icsk_ulp_data;
+}
+
+/* The socket speaks MPA frames (as opposed to a plain TCP stream). */
+static inline bool mpa_framing(const struct mpa_conn *c)
+{
+	return c->state != MPA_S_IDLE && c->state != MPA_S_REJECTED;
+}
+
+static inline bool mpa_is_responder(const struct mpa_conn *c)
+{
+	return c->role == MPA_ROLE_RESPONDER;
+}
+
+static inline bool mpa_in_startup(const struct mpa_conn *c)
+{
+	return c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT ||
+	       c->state == MPA_S_REQ_RCVD;
+}
+
+/*
+ * Senders hold @tx_lock, then the socket lock: @tx_lock keeps a flush
+ * that sleeps without the socket lock (mpa_tx_flush()) the only one.
+ */
+static inline void mpa_lock_tx(struct mpa_conn *c)
+{
+	mutex_lock(&c->tx_lock);
+	lock_sock(c->sk);
+}
+
+static inline void mpa_unlock_tx(struct mpa_conn *c)
+{
+	release_sock(c->sk);
+	mutex_unlock(&c->tx_lock);
+}
+
+/* Tell user space (a waiting reader or poll) that something happened. */
+static inline void mpa_wake(struct mpa_conn *c)
+{
+	c->saved_data_ready(c->sk);
+}
+
+/* mpa_main.c */
+extern bool mpa_allow_no_crc;
+extern unsigned int mpa_default_rev;
+extern unsigned int mpa_tx_split_test;
+extern struct tcp_ulp_ops mpa_ulp_ops;
+
+void mpa_fail(struct mpa_conn *c, u32 code, int err);
+void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp);
+int mpa_wait(struct mpa_conn *c, long *timeo,
+	     bool (*cond)(const struct mpa_conn *c));
 void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info);
 void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats);
 
 /* mpa_diag.c: the ULP part of sock_diag (ss -tie, tools/iwarp-ss) */
 int mpa_diag_get_info(struct sock *sk, struct sk_buff *skb);
 size_t mpa_diag_get_info_size(const struct sock *sk);
+
+/* mpa_cm.c */
+void mpa_timeout_work(struct work_struct *work);
+u32 mpa_rx_frame(struct mpa_conn *c, const u8 *data, u32 len);
+int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s);
+int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
+		      u16 pd_len);
+
+/* mpa_tx.c */
+int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags);
+void mpa_tx_release(struct mpa_conn *c);
+int mpa_tx_flush(struct mpa_conn *c, int flags);
+int mpa_tx_flush_wait(struct mpa_conn *c, long *timeo);
+void mpa_tx_flush_force(struct mpa_conn *c);
+void mpa_tx_work(struct work_struct *work);
+u32 mpa_mulpdu_locked(const struct mpa_conn *c);
+int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+		    struct iov_iter *from, size_t len, int flags);
+int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
+int mpa_sock_shutdown(struct socket *sock, int how);
+int mpa_sendpage(struct sock *sk, struct page *page, int offset,
+		 size_t size, int flags);
+void mpa_write_space(struct sock *sk);
+
+/* mpa_rx.c */
+void mpa_rx_set_place(struct mpa_conn *c);
+void mpa_consumer_deliver(struct mpa_conn *c);
+void mpa_rx_trim(struct mpa_conn *c);
+void mpa_rx_process(struct mpa_conn *c);
+void mpa_rx_work(struct work_struct *work);
+void mpa_data_ready(struct sock *sk);
+void mpa_state_change(struct sock *sk);
+int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+		int flags, int *addr_len);
+bool mpa_sock_is_readable(struct sock *sk);
+ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
+			struct pipe_inode_info *pipe, size_t len,
+			unsigned int flags);
 
 #endif /* _MPA_H */

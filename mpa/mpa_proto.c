@@ -24,10 +24,10 @@
 
 #include "mpa_proto.h"
 
-enum mpa_rx_state {
-	MPA_RXS_HDR = 0,	/* collecting ULPDU_Length */
-	MPA_RXS_DATA,		/* collecting ULPDU and pad */
-	MPA_RXS_CRC,		/* collecting the CRC field */
+enum mpa_dec_state {
+	MPA_DECS_HDR = 0,	/* collecting ULPDU_Length */
+	MPA_DECS_DATA,		/* collecting ULPDU and pad */
+	MPA_DECS_CRC,		/* collecting the CRC field */
 };
 
 /**
@@ -46,9 +46,9 @@ int mpa_frame_decode(const void *hdr, u32 rev_mask, struct mpa_frame_info *info)
 {
 	const struct mpa_frame_hdr *h = hdr;
 
-	if (!memcmp(h->key, MPA_KEY_REQ, MPA_KEY_LEN))
+	if (!memcmp(h->key, MPA_WIRE_KEY_REQ, MPA_WIRE_KEY_LEN))
 		info->request = true;
-	else if (!memcmp(h->key, MPA_KEY_REP, MPA_KEY_LEN))
+	else if (!memcmp(h->key, MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN))
 		info->request = false;
 	else
 		return -EBADMSG;
@@ -99,7 +99,7 @@ int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 	if (info->enhanced)
 		flags |= MPA_FLAG_E;
 
-	memcpy(h->key, info->request ? MPA_KEY_REQ : MPA_KEY_REP, MPA_KEY_LEN);
+	memcpy(h->key, info->request ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN);
 	h->flags = flags;
 	h->rev = info->rev;
 	put_unaligned_be16(info->pd_len, &h->pd_len);
@@ -368,10 +368,10 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 }
 
 /**
- * mpa_rx_init() - reset an FPDU decoder
+ * mpa_dec_init() - reset an FPDU decoder
  * @rx: decoder state
- * @buf: ULPDU destination of MPA_RX_BUF_LEN octets, or NULL: the caller
- *	then sets @rx->buf and @rx->buf_len when mpa_rx_feed() asks for them
+ * @buf: ULPDU destination of MPA_DEC_BUF_LEN octets, or NULL: the caller
+ *	then sets @rx->buf and @rx->buf_len when mpa_dec_feed() asks for them
  * @markers: the received stream carries markers
  * @crc: check CRCs
  *
@@ -379,25 +379,25 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
  * caller may set @rx->pos afterwards to any multiple of 4 (a marker is
  * expected wherever pos % 512 == 0).
  */
-void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc)
+void mpa_dec_init(struct mpa_dec *rx, u8 *buf, bool markers, bool crc)
 {
 	memset(rx, 0, sizeof(*rx));
 	rx->buf = buf;
-	rx->buf_len = buf ? MPA_RX_BUF_LEN : 0;
+	rx->buf_len = buf ? MPA_DEC_BUF_LEN : 0;
 	rx->markers = markers;
 	rx->crc = crc;
-	rx->state = MPA_RXS_HDR;
+	rx->state = MPA_DECS_HDR;
 	rx->crc_acc = ~0U;
 }
 
 /* the current FPDU has not started: a marker here precedes the next one */
-static bool mpa_rx_between(const struct mpa_rx *rx)
+static bool mpa_dec_between(const struct mpa_dec *rx)
 {
-	return rx->state == MPA_RXS_HDR && !rx->npartial;
+	return rx->state == MPA_DECS_HDR && !rx->npartial;
 }
 
 /**
- * mpa_rx_idle() - the decoder stands between two FPDUs
+ * mpa_dec_idle() - the decoder stands between two FPDUs
  * @rx: decoder
  *
  * A FIN may arrive only here; anywhere else the stream ended inside an
@@ -405,26 +405,26 @@ static bool mpa_rx_between(const struct mpa_rx *rx)
  *
  * Return: true between FPDUs.
  */
-bool mpa_rx_idle(const struct mpa_rx *rx)
+bool mpa_dec_idle(const struct mpa_dec *rx)
 {
 	/* a marker in front of an FPDU belongs to it (covered by its CRC) */
-	return mpa_rx_between(rx) && !rx->nmark && !rx->in_fpdu;
+	return mpa_dec_between(rx) && !rx->nmark && !rx->in_fpdu;
 }
 
 /**
- * mpa_rx_placing() - the decoder is inside a ULPDU that goes to @place
+ * mpa_dec_placing() - the decoder is inside a ULPDU that goes to @place
  * @rx: decoder
  *
  * Return: true from the end of the ULPDU_Length field of an FPDU whose
  * ULPDU is handed to @rx->place until its CRC has been collected.
  */
-bool mpa_rx_placing(const struct mpa_rx *rx)
+bool mpa_dec_placing(const struct mpa_dec *rx)
 {
-	return rx->placing && rx->state != MPA_RXS_HDR;
+	return rx->placing && rx->state != MPA_DECS_HDR;
 }
 
 /* ULPDU (and pad) octets: to the buffer, or the ULPDU part to @place */
-static void mpa_rx_data(struct mpa_rx *rx, const u8 *p, u32 len)
+static void mpa_dec_data(struct mpa_dec *rx, const u8 *p, u32 len)
 {
 	u32 n;
 
@@ -438,21 +438,21 @@ static void mpa_rx_data(struct mpa_rx *rx, const u8 *p, u32 len)
 		rx->place(rx->place_ctx, rx->have, p, n);
 }
 
-static void mpa_rx_crc(struct mpa_rx *rx, const u8 *p, u32 len)
+static void mpa_dec_crc(struct mpa_dec *rx, const u8 *p, u32 len)
 {
 	if (rx->crc)
 		rx->crc_acc = crc32c(rx->crc_acc, p, len);
 }
 
 /* collect marker octets; false on a bad FPDUPTR */
-static bool mpa_rx_marker(struct mpa_rx *rx, const u8 *p, u32 len)
+static bool mpa_dec_marker(struct mpa_dec *rx, const u8 *p, u32 len)
 {
 	u32 mpos, want;
 	u16 ptr;
 
 	/* a marker that splits the CRC field is not covered by it */
-	if (rx->state != MPA_RXS_CRC || !rx->npartial)
-		mpa_rx_crc(rx, p, len);
+	if (rx->state != MPA_DECS_CRC || !rx->npartial)
+		mpa_dec_crc(rx, p, len);
 	memcpy(rx->partial + rx->nmark, p, len);
 	rx->nmark += len;
 	if (rx->nmark < MPA_MARKER_LEN)
@@ -462,7 +462,7 @@ static bool mpa_rx_marker(struct mpa_rx *rx, const u8 *p, u32 len)
 	rx->nmarkers++;
 	mpos = rx->pos + len - MPA_MARKER_LEN;
 	ptr = get_unaligned_be16(rx->partial + 2);
-	if (mpa_rx_between(rx)) {
+	if (mpa_dec_between(rx)) {
 		want = 0;
 		rx->in_fpdu = true;
 	} else {
@@ -471,16 +471,16 @@ static bool mpa_rx_marker(struct mpa_rx *rx, const u8 *p, u32 len)
 	return (ptr & ~3U) == (want & ~3U);
 }
 
-static int mpa_rx_error(struct mpa_rx *rx, u32 err)
+static int mpa_dec_error(struct mpa_dec *rx, u32 err)
 {
 	rx->err = err;
 	if (err == MPA_ERR_CRC)
 		rx->crc_errors++;
-	return MPA_RX_ERROR;
+	return MPA_DEC_ERROR;
 }
 
 /**
- * mpa_rx_feed() - run received stream octets through the FPDU decoder
+ * mpa_dec_feed() - run received stream octets through the FPDU decoder
  * @rx: decoder state
  * @data: received octets
  * @len: number of octets at @data
@@ -493,20 +493,20 @@ static int mpa_rx_error(struct mpa_rx *rx, u32 err)
  * After an error the decoder stays in error and consumes nothing.
  * A ULPDU that is not placed and does not fit @rx->buf_len stops the
  * decoder after its ULPDU_Length field until the caller provides a
- * buffer of mpa_rx_need() octets.
+ * buffer of mpa_dec_need() octets.
  *
- * Return: MPA_RX_ULPDU when @rx->buf holds @rx->ulpdu_len valid octets,
- * MPA_RX_MORE when all of @data was used without completing an FPDU,
- * MPA_RX_NEED_BUF when a buffer is needed to go on, or MPA_RX_ERROR
+ * Return: MPA_DEC_ULPDU when @rx->buf holds @rx->ulpdu_len valid octets,
+ * MPA_DEC_MORE when all of @data was used without completing an FPDU,
+ * MPA_DEC_NEED_BUF when a buffer is needed to go on, or MPA_DEC_ERROR
  * with @rx->err set (MPA_ERR_MARKER or MPA_ERR_CRC).
  */
-int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
+int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed)
 {
 	u32 off = 0;
 
 	*consumed = 0;
 	if (rx->err)
-		return MPA_RX_ERROR;
+		return MPA_DEC_ERROR;
 
 	while (off < len) {
 		const u8 *p = data + off;
@@ -517,12 +517,12 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 			bool ok;
 
 			n = min_t(u32, n, MPA_MARKER_LEN - rx->nmark);
-			ok = mpa_rx_marker(rx, p, n);
+			ok = mpa_dec_marker(rx, p, n);
 			off += n;
 			rx->pos += n;
 			if (!ok) {
 				*consumed = off;
-				return mpa_rx_error(rx, MPA_ERR_MARKER);
+				return mpa_dec_error(rx, MPA_ERR_MARKER);
 			}
 			continue;
 		}
@@ -530,7 +530,7 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 			n = min_t(u32, n, mpa_marker_gap(rx->pos));
 
 		switch (rx->state) {
-		case MPA_RXS_HDR:
+		case MPA_DECS_HDR:
 			if (!rx->npartial) {
 				rx->fpdu_start = rx->pos;
 				rx->in_fpdu = true;
@@ -539,7 +539,7 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 			n = min_t(u32, n, MPA_HDR_LEN - rx->npartial);
 			for (i = 0; i < n; i++)
 				rx->acc = rx->acc << 8 | p[i];
-			mpa_rx_crc(rx, p, n);
+			mpa_dec_crc(rx, p, n);
 			rx->npartial += n;
 			if (rx->npartial == MPA_HDR_LEN) {
 				rx->ulpdu_len = rx->acc;
@@ -547,22 +547,22 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 				rx->have = 0;
 				/* a whole ULPDU goes one way, whatever @place becomes */
 				rx->placing = !!rx->place;
-				rx->state = MPA_RXS_DATA;
+				rx->state = MPA_DECS_DATA;
 			}
 			break;
-		case MPA_RXS_DATA:
-			need = mpa_rx_need(rx);
+		case MPA_DECS_DATA:
+			need = mpa_dec_need(rx);
 			if (!rx->placing && rx->buf_len < need) {
 				*consumed = off;
-				return MPA_RX_NEED_BUF;
+				return MPA_DEC_NEED_BUF;
 			}
 			n = min_t(u32, n, need - rx->have);
-			mpa_rx_data(rx, p, n);
-			mpa_rx_crc(rx, p, n);
+			mpa_dec_data(rx, p, n);
+			mpa_dec_crc(rx, p, n);
 			rx->have += n;
 			if (rx->have == need) {
 				rx->acc = 0;
-				rx->state = MPA_RXS_CRC;
+				rx->state = MPA_DECS_CRC;
 			}
 			break;
 		default:
@@ -575,18 +575,18 @@ int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed)
 		off += n;
 		rx->pos += n;
 
-		if (rx->state == MPA_RXS_CRC && rx->npartial == MPA_CRC_LEN) {
+		if (rx->state == MPA_DECS_CRC && rx->npartial == MPA_CRC_LEN) {
 			*consumed = off;
 			if (rx->crc && rx->acc != ~rx->crc_acc)
-				return mpa_rx_error(rx, MPA_ERR_CRC);
-			rx->state = MPA_RXS_HDR;
+				return mpa_dec_error(rx, MPA_ERR_CRC);
+			rx->state = MPA_DECS_HDR;
 			rx->npartial = 0;
 			rx->in_fpdu = false;
 			rx->crc_acc = ~0U;
 			rx->ulpdus++;
-			return MPA_RX_ULPDU;
+			return MPA_DEC_ULPDU;
 		}
 	}
 	*consumed = off;
-	return MPA_RX_MORE;
+	return MPA_DEC_MORE;
 }

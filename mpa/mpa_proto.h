@@ -16,7 +16,7 @@
 #define MPA_FRAME_HDR_LEN	((u32)sizeof(struct mpa_frame_hdr))
 /* largest ULPDU the 16-bit length can carry, plus pad */
 #define MPA_MAX_ULPDU		0xffffU
-#define MPA_RX_BUF_LEN		(MPA_MAX_ULPDU + 3)
+#define MPA_DEC_BUF_LEN		(MPA_MAX_ULPDU + 3)
 
 /**
  * struct mpa_frame_info - decoded MPA Request/Reply frame header
@@ -25,7 +25,7 @@
  * @crc: C bit
  * @reject: R bit (meaningful in a Reply only)
  * @enhanced: revision 2 (RFC 6581): the private data opens with the
- *	enhanced connection data (struct mpa_v2_data)
+ *	enhanced connection data (struct mpa_wire_v2_data)
  * @rev: revision field
  * @pd_len: private data length
  */
@@ -43,7 +43,7 @@ struct mpa_frame_info {
 #define MPA_RTR_SEND		0x1
 #define MPA_RTR_WRITE		0x2
 #define MPA_RTR_READ		0x4
-#define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_v2_data))
+#define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_wire_v2_data))
 
 /**
  * struct mpa_v2_info - decoded RFC 6581 enhanced connection data
@@ -102,19 +102,19 @@ typedef int (*mpa_copy_fn)(void *ctx, void *dst, u32 len);
 int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 		    u32 ulpdu_len, mpa_copy_fn copy, void *ctx);
 
-/* Result of mpa_rx_feed() */
-enum mpa_rx_event {
-	MPA_RX_MORE = 0,	/* consumed everything, FPDU not complete */
-	MPA_RX_ULPDU,		/* a ULPDU is complete in rx->buf */
-	MPA_RX_ERROR,		/* protocol error, see rx->err */
-	MPA_RX_NEED_BUF,	/* the ULPDU needs rx->buf of mpa_rx_need() octets */
+/* Result of mpa_dec_feed() */
+enum mpa_dec_event {
+	MPA_DEC_MORE = 0,	/* consumed everything, FPDU not complete */
+	MPA_DEC_ULPDU,		/* a ULPDU is complete in rx->buf */
+	MPA_DEC_ERROR,		/* protocol error, see rx->err */
+	MPA_DEC_NEED_BUF,	/* the ULPDU needs rx->buf of mpa_dec_need() octets */
 };
 
 /**
- * struct mpa_rx - incremental FPDU decoder state
+ * struct mpa_dec - incremental FPDU decoder state
  * @buf: destination of the ULPDU (and pad), or NULL
  * @buf_len: octets at @buf; a ULPDU that does not go to @place and does
- *	not fit makes mpa_rx_feed() return MPA_RX_NEED_BUF
+ *	not fit makes mpa_dec_feed() return MPA_DEC_NEED_BUF
  * @markers: markers are present in the received stream
  * @crc: CRCs are checked
  * @pos: stream position of the next octet, relative to the first marker
@@ -125,10 +125,10 @@ enum mpa_rx_event {
  * @nmark: how many octets of @partial are valid
  * @npartial: octets collected of a split ULPDU_Length or CRC field
  * @acc: value of the ULPDU_Length or CRC field being collected
- * @ulpdu_len: ULPDU_Length of the current FPDU (valid after MPA_RX_ULPDU)
+ * @ulpdu_len: ULPDU_Length of the current FPDU (valid after MPA_DEC_ULPDU)
  * @have: octets of ULPDU + pad received so far
  * @crc_acc: running CRC32c (pre-inversion)
- * @err: MPA error code once MPA_RX_ERROR was returned
+ * @err: MPA error code once MPA_DEC_ERROR was returned
  * @ulpdus: counter of complete ULPDUs
  * @nmarkers: counter of markers removed
  * @crc_errors: counter of CRC mismatches
@@ -139,7 +139,7 @@ enum mpa_rx_event {
  *	the ULPDU_Length field completes, so that a ULPDU is never split
  *	between @buf and @place when the caller changes @place
  */
-struct mpa_rx {
+struct mpa_dec {
 	u8	*buf;
 	u32	buf_len;
 	bool	markers;
@@ -164,18 +164,18 @@ struct mpa_rx {
 	bool	placing;
 };
 
-void mpa_rx_init(struct mpa_rx *rx, u8 *buf, bool markers, bool crc);
-int mpa_rx_feed(struct mpa_rx *rx, const u8 *data, u32 len, u32 *consumed);
-bool mpa_rx_idle(const struct mpa_rx *rx);
-bool mpa_rx_placing(const struct mpa_rx *rx);
+void mpa_dec_init(struct mpa_dec *rx, u8 *buf, bool markers, bool crc);
+int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed);
+bool mpa_dec_idle(const struct mpa_dec *rx);
+bool mpa_dec_placing(const struct mpa_dec *rx);
 
 /**
- * mpa_rx_need() - buffer the current ULPDU needs, with its pad
+ * mpa_dec_need() - buffer the current ULPDU needs, with its pad
  * @rx: decoder
  *
  * Return: octets, valid once the ULPDU_Length field is complete.
  */
-static inline u32 mpa_rx_need(const struct mpa_rx *rx)
+static inline u32 mpa_dec_need(const struct mpa_dec *rx)
 {
 	return rx->ulpdu_len + mpa_pad_len(rx->ulpdu_len);
 }

@@ -83,7 +83,7 @@ FIXTURE_TEARDOWN(bind)
 static void tagged_fpdu(struct _test_data_bind *self, __u32 seed)
 {
 	struct ddp_tagged_hdr h = {
-		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION,
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
 		.stag = htonl(self->stag),
 		.to = htobe64(BASE_TO),
 	};
@@ -259,7 +259,7 @@ static int tagged_enc(__u8 *out, size_t size, __u32 pos, __u32 stag, __u64 to,
 		      __u8 *seg, const __u8 *pay, size_t plen)
 {
 	struct ddp_tagged_hdr th = {
-		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION,
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
 		.stag = htonl(stag),
 		.to = htobe64(to),
 	};

@@ -121,7 +121,7 @@ static void expect_last_send(struct __test_metadata *_metadata,
 {
 	static const __u8 rsv[5] = { 0x43, 0, 0, 0, 0 };
 	struct ddp_untagged_hdr h = {
-		.ctrl = DDP_FLAG_L | DDP_VERSION,
+		.ctrl = DDP_FLAG_L | DDP_WIRE_VERSION,
 		.rsvdulp = { 0x43, 0, 0, 0, 0 },
 		.qn = htonl(1),
 		.msn = htonl(msn),
@@ -161,10 +161,10 @@ static void expect_error(struct __test_metadata *_metadata, struct _test_data_ra
 	expect_intact(_metadata, self);
 
 	/* the stream is stopped: valid segments are dropped, silently */
-	seg_tagged(&ok, DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION, self->stag,
+	seg_tagged(&ok, DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION, self->stag,
 		   BASE_TO + 100, 64);
 	raw_send(_metadata, self, &ok);
-	seg_untagged(&ok, DDP_FLAG_L | DDP_VERSION, 0, 1, 0, 32);
+	seg_untagged(&ok, DDP_FLAG_L | DDP_WIRE_VERSION, 0, 1, 0, 32);
 	raw_send(_metadata, self, &ok);
 	ASSERT_EQ(0, ddp_wait_rx_fpdus(self->fds[1], self->fpdus));
 	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 200));
@@ -173,8 +173,8 @@ static void expect_error(struct __test_metadata *_metadata, struct _test_data_ra
 	expect_last_send(_metadata, self, 1);
 }
 
-#define T_LAST	(DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION)
-#define U_LAST	(DDP_FLAG_L | DDP_VERSION)
+#define T_LAST	(DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION)
+#define U_LAST	(DDP_FLAG_L | DDP_WIRE_VERSION)
 
 TEST_F(raw, tagged_unknown_stag)
 {
@@ -182,7 +182,7 @@ TEST_F(raw, tagged_unknown_stag)
 
 	/* an index that is not registered */
 	seg_tagged(&s, T_LAST, self->stag + (7 << 8), BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 }
 
 TEST_F(raw, tagged_wrong_key)
@@ -191,7 +191,7 @@ TEST_F(raw, tagged_wrong_key)
 
 	/* the right index, a wrong key */
 	seg_tagged(&s, T_LAST, self->stag ^ 0x01, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 }
 
 TEST_F(raw, tagged_stag_zero)
@@ -199,7 +199,7 @@ TEST_F(raw, tagged_stag_zero)
 	struct seg s;
 
 	seg_tagged(&s, T_LAST, 0, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 }
 
 TEST_F(raw, tagged_invalidated_stag)
@@ -215,7 +215,7 @@ TEST_F(raw, tagged_invalidated_stag)
 	EXPECT_EQ(-1, ddp_invalidate(self->pd, stag));
 	EXPECT_EQ(ENOENT, errno);
 	seg_tagged(&s, T_LAST, stag, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
 	ddp_gbuf_free(&g);
 }
@@ -231,7 +231,7 @@ TEST_F(raw, tagged_no_remote_write)
 	ASSERT_EQ(0, ddp_reg(self->pd, g.buf, SINK_LEN, BASE_TO,
 			     DDP_ACCESS_REMOTE_READ, -1, &stag));
 	seg_tagged(&s, T_LAST, stag, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
 	ddp_gbuf_free(&g);
 }
@@ -241,7 +241,7 @@ TEST_F(raw, tagged_to_below_base)
 	struct seg s;
 
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO - 1, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST_F(raw, tagged_one_octet_past_the_end)
@@ -249,7 +249,7 @@ TEST_F(raw, tagged_one_octet_past_the_end)
 	struct seg s;
 
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO + SINK_LEN - 16 + 1, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST_F(raw, tagged_to_past_the_end)
@@ -257,7 +257,7 @@ TEST_F(raw, tagged_to_past_the_end)
 	struct seg s;
 
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO + SINK_LEN, 1);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST_F(raw, tagged_longer_than_the_buffer)
@@ -269,7 +269,7 @@ TEST_F(raw, tagged_longer_than_the_buffer)
 	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, 1000, BASE_TO,
 			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO, 1001);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST_F(raw, tagged_stag_of_another_stream)
@@ -301,7 +301,7 @@ TEST_F(raw, tagged_stag_of_another_stream)
 	EXPECT_EQ(-1, ddp_gbuf_guards(&own));
 
 	seg_tagged(&s, T_LAST, stag2, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
 	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
 	close(s2);
 	close(fds2[0]);
@@ -319,7 +319,7 @@ TEST_F(raw, tagged_to_wrap)
 	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, -(__u64)SINK_LEN,
 			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 	seg_tagged(&s, T_LAST, stag, -8ULL, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 }
 
 TEST_F(raw, tagged_invalid_dv)
@@ -327,7 +327,7 @@ TEST_F(raw, tagged_invalid_dv)
 	struct seg s;
 
 	seg_tagged(&s, DDP_FLAG_T | DDP_FLAG_L | 2, self->stag, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_DV);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_DV);
 }
 
 TEST_F(raw, tagged_dv_zero)
@@ -335,7 +335,7 @@ TEST_F(raw, tagged_dv_zero)
 	struct seg s;
 
 	seg_tagged(&s, DDP_FLAG_T | DDP_FLAG_L, self->stag, BASE_TO, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_DV);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_DV);
 }
 
 TEST_F(raw, untagged_invalid_dv)
@@ -343,7 +343,7 @@ TEST_F(raw, untagged_invalid_dv)
 	struct seg s;
 
 	seg_untagged(&s, DDP_FLAG_L | 3, 0, 1, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_DV);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_DV);
 }
 
 TEST_F(raw, untagged_invalid_qn)
@@ -351,7 +351,7 @@ TEST_F(raw, untagged_invalid_qn)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, NQUEUES, 1, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 }
 
 TEST_F(raw, untagged_huge_qn)
@@ -359,7 +359,7 @@ TEST_F(raw, untagged_huge_qn)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 0xffffffff, 1, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 }
 
 TEST_F(raw, untagged_no_buffer)
@@ -367,8 +367,8 @@ TEST_F(raw, untagged_no_buffer)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 1, 1, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED,
-		     DDP_ECODE_U_INVALID_MSN_NOBUF);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
+		     DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 }
 
 TEST_F(raw, untagged_msn_beyond_the_window)
@@ -376,8 +376,8 @@ TEST_F(raw, untagged_msn_beyond_the_window)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 0, 5, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED,
-		     DDP_ECODE_U_INVALID_MSN_RANGE);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
+		     DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 }
 
 TEST_F(raw, untagged_msn_just_past_the_window)
@@ -386,8 +386,8 @@ TEST_F(raw, untagged_msn_just_past_the_window)
 
 	/* one buffer posted: MSN 1 only */
 	seg_untagged(&s, U_LAST, 0, 2, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED,
-		     DDP_ECODE_U_INVALID_MSN_RANGE);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
+		     DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 }
 
 TEST_F(raw, untagged_msn_zero_before_the_window)
@@ -395,8 +395,8 @@ TEST_F(raw, untagged_msn_zero_before_the_window)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 0, 0, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED,
-		     DDP_ECODE_U_INVALID_MSN_RANGE);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
+		     DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 }
 
 TEST_F(raw, untagged_msn_already_completed)
@@ -416,8 +416,8 @@ TEST_F(raw, untagged_msn_already_completed)
 	memset(self->rbuf.buf, DDP_PATTERN, 8);
 	ASSERT_EQ(0, ddp_post(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
 	seg_untagged(&s, U_LAST, 0, 1, 0, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED,
-		     DDP_ECODE_U_INVALID_MSN_RANGE);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
+		     DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 }
 
 TEST_F(raw, untagged_invalid_mo)
@@ -425,7 +425,7 @@ TEST_F(raw, untagged_invalid_mo)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 0, 1, RBUF_LEN, 16);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 }
 
 TEST_F(raw, untagged_too_long)
@@ -433,7 +433,7 @@ TEST_F(raw, untagged_too_long)
 	struct seg s;
 
 	seg_untagged(&s, U_LAST, 0, 1, 0, RBUF_LEN + 1);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 }
 
 TEST_F(raw, untagged_too_long_at_an_offset)
@@ -441,8 +441,8 @@ TEST_F(raw, untagged_too_long_at_an_offset)
 	struct seg s;
 
 	/* a non-last segment at MO 1000 that ends 1 octet past the buffer */
-	seg_untagged(&s, DDP_VERSION, 0, 1, 1000, RBUF_LEN - 1000 + 1);
-	expect_error(_metadata, self, &s, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+	seg_untagged(&s, DDP_WIRE_VERSION, 0, 1, 1000, RBUF_LEN - 1000 + 1);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 }
 
 TEST_F(raw, segment_shorter_than_its_header)
@@ -453,8 +453,8 @@ TEST_F(raw, segment_shorter_than_its_header)
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO, 0);
 	s.hlen = 5;
 	s.len = 5;
-	expect_error(_metadata, self, &s, DDP_ETYPE_CATASTROPHIC,
-		     DDP_ECODE_CATASTROPHIC);
+	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_CATASTROPHIC,
+		     DDP_WIRE_ECODE_CATASTROPHIC);
 }
 
 TEST_F(raw, error_after_valid_segments)
@@ -463,14 +463,14 @@ TEST_F(raw, error_after_valid_segments)
 	struct seg s, s2;
 
 	/* a placed first segment of a message, then an error in its second */
-	seg_tagged(&s, DDP_FLAG_T | DDP_VERSION, self->stag, BASE_TO + 8, 100);
+	seg_tagged(&s, DDP_FLAG_T | DDP_WIRE_VERSION, self->stag, BASE_TO + 8, 100);
 	raw_send(_metadata, self, &s);
 	seg_tagged(&s2, T_LAST, self->stag ^ 0x80, BASE_TO + 108, 16);
 	raw_send(_metadata, self, &s2);
 	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
-	EXPECT_EQ(DDP_ETYPE_TAGGED, ev.err_type);
-	EXPECT_EQ(DDP_ECODE_T_INVALID_STAG, ev.err_code);
+	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
+	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
 	EXPECT_EQ(14U, ev.hdr_len);
 	EXPECT_EQ(0, memcmp(ev.hdr, s2.b, 14));
 	EXPECT_EQ(30U, ev.len);
@@ -509,7 +509,7 @@ TEST_F(raw, peer_fin_inside_a_message)
 	struct seg s;
 
 	/* L=0: the message is incomplete, but the FPDU boundary is clean */
-	seg_tagged(&s, DDP_FLAG_T | DDP_VERSION, self->stag, BASE_TO, 100);
+	seg_tagged(&s, DDP_FLAG_T | DDP_WIRE_VERSION, self->stag, BASE_TO, 100);
 	raw_send(_metadata, self, &s);
 	ASSERT_EQ(0, ddp_wait_rx_fpdus(self->fds[1], 1));
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
@@ -535,7 +535,7 @@ FIXTURE(llp)
 FIXTURE_SETUP(llp)
 {
 	struct mpa_frame_hdr req = {
-		.key = MPA_KEY_REQ,
+		.key = MPA_WIRE_KEY_REQ,
 		.flags = MPA_FLAG_C,
 		.rev = 1,
 	}, rep;
@@ -548,7 +548,7 @@ FIXTURE_SETUP(llp)
 	ASSERT_EQ((ssize_t)sizeof(req), send(self->fds[0], &req, sizeof(req), 0));
 	ASSERT_EQ(0, ddp_mpa_accept(self->fds[1]));
 	ASSERT_EQ((ssize_t)sizeof(rep), recv(self->fds[0], &rep, sizeof(rep), MSG_WAITALL));
-	ASSERT_EQ(0, memcmp(rep.key, MPA_KEY_REP, MPA_KEY_LEN));
+	ASSERT_EQ(0, memcmp(rep.key, MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN));
 	ASSERT_EQ(0, rep.flags & (MPA_FLAG_R | MPA_FLAG_M));
 	ASSERT_EQ(0, rep.pd_len);
 	self->pd = ddp_open_pd();
@@ -596,7 +596,7 @@ static void expect_llp_error(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
-	EXPECT_EQ(DDP_ETYPE_LLP, ev.err_type);
+	EXPECT_EQ(DDP_WIRE_ETYPE_LLP, ev.err_type);
 	EXPECT_EQ(code, ev.err_code);
 	EXPECT_EQ(0U, ev.hdr_len);
 	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 300));

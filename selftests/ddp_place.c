@@ -446,8 +446,8 @@ TEST_F(pair, stag_reuse_after_invalidation)
 	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, sizeof(src), s1, 0, 0x40));
 	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
-	EXPECT_EQ(DDP_ETYPE_TAGGED, ev.err_type);
-	EXPECT_EQ(DDP_ECODE_T_INVALID_STAG, ev.err_code);
+	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
+	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
 	EXPECT_EQ(s1, ev.stag);
 	EXPECT_EQ(14U + sizeof(src), ev.len);
 	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));

@@ -229,8 +229,8 @@ TEST_F(xfer, invalidate_during_transfer)
 		ASSERT_EQ(1, ddp_event(self->fd[SB], &ev, DDP_TMO_MS));
 	} while (ev.type == DDP_EV_TAGGED && ddp_now_ms() < end);
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
-	EXPECT_EQ(DDP_ETYPE_TAGGED, ev.err_type);
-	EXPECT_EQ(DDP_ECODE_T_INVALID_STAG, ev.err_code);
+	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
+	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
 	EXPECT_EQ(self->x.stag, ev.stag);
 	for (i = 0; i < NFD; i++) {
 		int k = variant->order[i];

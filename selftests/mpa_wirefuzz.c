@@ -280,7 +280,7 @@ struct ex {
 	/* what the module sends, decoded by the reference decoder */
 	bool	want_mtx;	/* the raw peer's frame asked for markers */
 	bool	mdec;		/* decoding the module's FPDUs */
-	struct mpa_rx mrx;
+	struct mpa_dec mrx;
 	__u8	*mtx[MAX_ULPDUS * 2];	/* ULPDUs the module end sent with send() */
 	__u32	mtx_len[MAX_ULPDUS * 2];
 	int	mtx_n, mtx_next;
@@ -407,7 +407,7 @@ static void raw_maybe_flush(struct ex *e)
 static size_t build_frame(__u8 *b, bool req, __u8 flags, __u8 rev, __u16 decl,
 			  const __u8 *pd, __u16 pd_len)
 {
-	memcpy(b, req ? MPA_KEY_REQ : MPA_KEY_REP, 16);
+	memcpy(b, req ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, 16);
 	b[16] = flags;
 	b[17] = rev;
 	b[18] = decl >> 8;
@@ -482,7 +482,7 @@ static size_t mutate_frame(struct ex *e, __u8 *b, size_t len, __u16 *pd_len)
 			break;
 		case 7:	/* wrong key type */
 			memcpy(b, (b[8] == 'R' && b[9] == 'e' && b[10] == 'q') ?
-			       MPA_KEY_REP : MPA_KEY_REQ, 16);
+			       MPA_WIRE_KEY_REP : MPA_WIRE_KEY_REQ, 16);
 			break;
 		default:	/* a PD octet (never invalid by itself) */
 			if (*pd_len)
@@ -1059,7 +1059,7 @@ static void seg_mutate_ddp(struct ex *e, __u8 *u, __u32 *len, bool tagged)
 static void make_ulpdu(struct ex *e, __u8 *u, __u32 *len)
 {
 	struct sent_msg *m = &e->msg[e->nmsg];
-	__u8 dv = e->eff_rev == 0 ? 0 : DDP_VERSION;
+	__u8 dv = e->eff_rev == 0 ? 0 : DDP_WIRE_VERSION;
 	__u32 k = rnd(&e->t, 100), plen;
 
 	memset(m, 0, sizeof(*m));
@@ -1305,7 +1305,7 @@ static int read_module_frame(struct ex *e, bool request, int want_rev, bool want
 	if (mt_readn(e->rfd, h, 20, 2000) != 20)
 		return -1;
 	n = h[18] << 8 | h[19];
-	if (memcmp(h, request ? MPA_KEY_REQ : MPA_KEY_REP, 16) || n > 512 ||
+	if (memcmp(h, request ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, 16) || n > 512 ||
 	    mt_readn(e->rfd, pd, n, 2000) != n) {
 		fail(e, "the module's %s is malformed", request ? "Request" : "Reply");
 		return -1;
@@ -1511,9 +1511,9 @@ static void full_check(struct ex *e)
 	e->rcrc = crc;
 	/* from here the raw peer checks every FPDU the module sends */
 	if (!e->mdec) {
-		static __u8 mbuf[MPA_RX_BUF_LEN];
+		static __u8 mbuf[MPA_DEC_BUF_LEN];
 
-		mpa_rx_init(&e->mrx, mbuf, i.flags & MPA_I_MARKERS_TX, crc);
+		mpa_dec_init(&e->mrx, mbuf, i.flags & MPA_I_MARKERS_TX, crc);
 		e->mdec = true;
 	}
 }
@@ -1785,10 +1785,10 @@ static void drain_raw(struct ex *e)
 		return;
 	while ((n = recv(e->rfd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
 		for (off = 0; e->mdec && off < n; off += used) {
-			ev = mpa_rx_feed(&e->mrx, buf + off, n - off, &used);
-			if (ev == MPA_RX_ULPDU) {
+			ev = mpa_dec_feed(&e->mrx, buf + off, n - off, &used);
+			if (ev == MPA_DEC_ULPDU) {
 				check_mtx(e);
-			} else if (ev == MPA_RX_ERROR) {
+			} else if (ev == MPA_DEC_ERROR) {
 				fail(e, "the module sent an invalid FPDU: MPA error %u at octet %u",
 				     e->mrx.err, e->mrx.pos);
 				e->mdec = false;

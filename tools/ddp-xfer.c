@@ -301,35 +301,35 @@ static const char *mpa_err_name(unsigned int code)
 
 static const char *ddp_err_name(unsigned int type, unsigned int code)
 {
-	if (type == DDP_ETYPE_CATASTROPHIC)
+	if (type == DDP_WIRE_ETYPE_CATASTROPHIC)
 		return "local catastrophic error";
-	if (type == DDP_ETYPE_TAGGED) {
+	if (type == DDP_WIRE_ETYPE_TAGGED) {
 		switch (code) {
-		case DDP_ECODE_T_INVALID_STAG:
+		case DDP_WIRE_ECODE_T_INVALID_STAG:
 			return "tagged: invalid STag";
-		case DDP_ECODE_T_BASE_BOUNDS:
+		case DDP_WIRE_ECODE_T_BASE_BOUNDS:
 			return "tagged: base or bounds violation";
-		case DDP_ECODE_T_STAG_NOT_ASSOC:
+		case DDP_WIRE_ECODE_T_STAG_NOT_ASSOC:
 			return "tagged: STag not associated with the stream";
-		case DDP_ECODE_T_TO_WRAP:
+		case DDP_WIRE_ECODE_T_TO_WRAP:
 			return "tagged: TO wrap";
-		case DDP_ECODE_T_INVALID_DV:
+		case DDP_WIRE_ECODE_T_INVALID_DV:
 			return "tagged: invalid DDP version";
 		}
 	}
-	if (type == DDP_ETYPE_UNTAGGED) {
+	if (type == DDP_WIRE_ETYPE_UNTAGGED) {
 		switch (code) {
-		case DDP_ECODE_U_INVALID_QN:
+		case DDP_WIRE_ECODE_U_INVALID_QN:
 			return "untagged: invalid QN";
-		case DDP_ECODE_U_INVALID_MSN_NOBUF:
+		case DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF:
 			return "untagged: invalid MSN, no buffer available";
-		case DDP_ECODE_U_INVALID_MSN_RANGE:
+		case DDP_WIRE_ECODE_U_INVALID_MSN_RANGE:
 			return "untagged: invalid MSN, MSN range is not valid";
-		case DDP_ECODE_U_INVALID_MO:
+		case DDP_WIRE_ECODE_U_INVALID_MO:
 			return "untagged: invalid MO";
-		case DDP_ECODE_U_MSG_TOO_LONG:
+		case DDP_WIRE_ECODE_U_MSG_TOO_LONG:
 			return "untagged: message too long for the buffer";
-		case DDP_ECODE_U_INVALID_DV:
+		case DDP_WIRE_ECODE_U_INVALID_DV:
 			return "untagged: invalid DDP version";
 		}
 	}
@@ -339,7 +339,7 @@ static const char *ddp_err_name(unsigned int type, unsigned int code)
 /* A DDP_EV_ERROR: the stream stopped for good. */
 static void die_ddp(const struct ddp_event *ev)
 {
-	if (ev->err_type == DDP_ETYPE_LLP) {
+	if (ev->err_type == DDP_WIRE_ETYPE_LLP) {
 		msg("MPA error %u (%s): the DDP stream stopped", ev->err_code,
 		    mpa_err_name(ev->err_code));
 		exit(EXIT_LLP);
@@ -726,7 +726,7 @@ static void sink_wait_rtr(int sock)
 	if (n < 0)
 		die_mpa(sock, "waiting for the first FPDU");
 	if (n != sizeof(struct ddp_tagged_hdr) ||
-	    buf[0] != (DDP_FLAG_T | DDP_FLAG_L | DDP_VERSION))
+	    buf[0] != (DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION))
 		die_proto("the first FPDU is not a zero-length tagged message");
 }
 

@@ -321,9 +321,9 @@ static const char *term_name(unsigned int layer, unsigned int etype,
 		return "RDMAP error";
 	}
 	if (layer == TERM_LAYER_DDP) {
-		if (etype == DDP_ETYPE_TAGGED)
+		if (etype == DDP_WIRE_ETYPE_TAGGED)
 			return "DDP tagged buffer error";
-		if (etype == DDP_ETYPE_UNTAGGED)
+		if (etype == DDP_WIRE_ETYPE_UNTAGGED)
 			return "DDP untagged buffer error";
 		return "DDP catastrophic error";
 	}
@@ -616,7 +616,7 @@ static int next_event(struct peer *p, int timeout_ms)
 	}
 	switch (ev.type) {
 	case DDP_EV_ERROR:
-		if (ev.err_type == DDP_ETYPE_LLP) {
+		if (ev.err_type == DDP_WIRE_ETYPE_LLP) {
 			msg("MPA error %u (%s): the stream stopped", ev.err_code,
 			    mpa_err_name(ev.err_code));
 			terminate(p, TERM_LAYER_LLP, 0, ev.err_code, EXIT_LLP);

@@ -9,8 +9,9 @@
  * Responder unless user space already did. Callbacks run in softirq
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
- * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_accept(),
- * mpa_reject(), mpa_start() and mpa_unbind() sleep.
+ * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_sendv(),
+ * mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
+ * sleep.
  */
 #ifndef _NET_MPA_H
 #define _NET_MPA_H
@@ -25,6 +26,35 @@ struct mpa_conn;
 
 /* longest consumer name, with its NUL */
 #define MPA_CONSUMER_NAME_MAX	16
+
+/**
+ * struct mpa_start_params - how mpa_start() starts MPA on a connection
+ * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER
+ * @flags: MPA_F_*
+ * @rev: MPA revision: 1, 2 (RFC 6581), MPA_REV_RDMAC for revision 0, or 0
+ *	for the module's default_rev
+ * @ird: revision 2: inbound RDMA Read queue depth offered, 0..0x3fff
+ * @ord: revision 2: outbound RDMA Read queue depth wanted, 0..0x3fff
+ * @pd: Initiator: private data for the Request
+ * @pd_len: its length, 0..512, or 0..508 in revision 2
+ * @lsm: Responder: "last streaming message" sent as plain TCP data before
+ *	MPA waits for the Request (RFC 5044 7.1.5)
+ * @lsm_len: its length, at most 65536
+ *
+ * The same rules as for the MPA_START socket option (struct mpa_start of
+ * <uapi/linux/mpa.h>) apply.
+ */
+struct mpa_start_params {
+	u32		role;
+	u32		flags;
+	u16		rev;
+	u16		ird;
+	u16		ord;
+	u16		pd_len;
+	const void	*pd;
+	const void	*lsm;
+	u32		lsm_len;
+};
 
 /**
  * struct mpa_consumer - an MPA consumer (ULP), e.g. DDP
@@ -71,9 +101,10 @@ struct mpa_conn *mpa_bind(struct socket *sock, const char *consumer, void *priv)
 void mpa_unbind(struct mpa_conn *conn);
 void *mpa_conn_priv(struct mpa_conn *conn);
 
-int mpa_start(struct mpa_conn *conn, const struct mpa_start *start);
+int mpa_start(struct mpa_conn *conn, const struct mpa_start_params *start);
 int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len);
 int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len);
+void mpa_abort(struct mpa_conn *conn, int err);
 
 int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	     int flags);

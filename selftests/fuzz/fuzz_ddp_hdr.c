@@ -51,16 +51,16 @@ static void check_tagged(const struct ddp_seg *s,
 		return;
 	}
 	if (!r || !r->valid) {
-		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_INVALID_STAG));
+		CHECK(same_err(ret, &e, 1, DDP_WIRE_ECODE_T_INVALID_STAG));
 	} else if (r->stream_or_pd != stream) {
-		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_STAG_NOT_ASSOC));
+		CHECK(same_err(ret, &e, 1, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC));
 	} else if (!(r->access & DDP_VIEW_WRITE)) {
-		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_INVALID_STAG));
+		CHECK(same_err(ret, &e, 1, DDP_WIRE_ECODE_T_INVALID_STAG));
 	} else if (end > ~(u64)0) {
-		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_TO_WRAP));
+		CHECK(same_err(ret, &e, 1, DDP_WIRE_ECODE_T_TO_WRAP));
 	} else if (s->to < r->base_to ||
 		   end > (unsigned __int128)r->base_to + r->len) {
-		CHECK(same_err(ret, &e, 1, DDP_ECODE_T_BASE_BOUNDS));
+		CHECK(same_err(ret, &e, 1, DDP_WIRE_ECODE_T_BASE_BOUNDS));
 	} else {
 		CHECK(ret == 0);
 	}
@@ -71,7 +71,7 @@ static void check_tagged(const struct ddp_seg *s,
 		CHECK(end <= (unsigned __int128)r->base_to + r->len);
 		CHECK(s->to + s->payload_len >= s->to);
 	} else {
-		CHECK(e.type == DDP_ETYPE_TAGGED && e.code <= 3);
+		CHECK(e.type == DDP_WIRE_ETYPE_TAGGED && e.code <= 3);
 	}
 }
 
@@ -85,20 +85,20 @@ static void check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q)
 
 	CHECK(ret == 0 || ret == -EINVAL);
 	if (!q || !q->exists) {
-		CHECK(same_err(ret, &e, 2, DDP_ECODE_U_INVALID_QN));
+		CHECK(same_err(ret, &e, 2, DDP_WIRE_ECODE_U_INVALID_QN));
 		return;
 	}
 	/* distance from the first available MSN, modulo 2^32 */
 	d = ((u64)s->msn + (1ULL << 32) - q->expected_msn) & 0xffffffffULL;
 	if (!q->nbuf_posted)
-		CHECK(same_err(ret, &e, 2, DDP_ECODE_U_INVALID_MSN_NOBUF));
+		CHECK(same_err(ret, &e, 2, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF));
 	else if (d >= q->nbuf_posted)
-		CHECK(same_err(ret, &e, 2, DDP_ECODE_U_INVALID_MSN_RANGE));
+		CHECK(same_err(ret, &e, 2, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE));
 	else if (s->mo > q->buf_len ||
 		 (s->payload_len && s->mo >= q->buf_len))
-		CHECK(same_err(ret, &e, 2, DDP_ECODE_U_INVALID_MO));
+		CHECK(same_err(ret, &e, 2, DDP_WIRE_ECODE_U_INVALID_MO));
 	else if (end > q->buf_len)
-		CHECK(same_err(ret, &e, 2, DDP_ECODE_U_MSG_TOO_LONG));
+		CHECK(same_err(ret, &e, 2, DDP_WIRE_ECODE_U_MSG_TOO_LONG));
 	else
 		CHECK(ret == 0);
 	if (!ret) {
@@ -113,8 +113,8 @@ static void check_parse(const u8 *seg, u32 len, const struct ddp_seg *s,
 	u32 hlen;
 
 	if (!len) {
-		CHECK(same_err(ret, e, DDP_ETYPE_CATASTROPHIC,
-			       DDP_ECODE_CATASTROPHIC));
+		CHECK(same_err(ret, e, DDP_WIRE_ETYPE_CATASTROPHIC,
+			       DDP_WIRE_ECODE_CATASTROPHIC));
 		CHECK(!s->payload && !s->payload_len);
 		return;
 	}
@@ -122,11 +122,11 @@ static void check_parse(const u8 *seg, u32 len, const struct ddp_seg *s,
 	CHECK(s->last == !!(seg[0] & DDP_FLAG_L));
 	CHECK(s->dv == (seg[0] & DDP_DV_MASK));
 	hlen = s->tagged ? 14 : 18;
-	if (s->dv != DDP_VERSION) {
+	if (s->dv != DDP_WIRE_VERSION) {
 		if (s->tagged)
-			CHECK(same_err(ret, e, 1, DDP_ECODE_T_INVALID_DV));
+			CHECK(same_err(ret, e, 1, DDP_WIRE_ECODE_T_INVALID_DV));
 		else
-			CHECK(same_err(ret, e, 2, DDP_ECODE_U_INVALID_DV));
+			CHECK(same_err(ret, e, 2, DDP_WIRE_ECODE_U_INVALID_DV));
 	} else if (len < hlen) {
 		CHECK(same_err(ret, e, 0, 0));
 	} else {

@@ -38,11 +38,11 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	CHECK(ret == 0 || ret == -EBADMSG || ret == -EPROTONOSUPPORT ||
 	      ret == -EMSGSIZE);
 	if (ret == -EBADMSG) {
-		CHECK(memcmp(hdr, MPA_KEY_REQ, MPA_KEY_LEN) &&
-		      memcmp(hdr, MPA_KEY_REP, MPA_KEY_LEN));
+		CHECK(memcmp(hdr, MPA_WIRE_KEY_REQ, MPA_WIRE_KEY_LEN) &&
+		      memcmp(hdr, MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN));
 		goto out;
 	}
-	CHECK(info.request == !memcmp(hdr, MPA_KEY_REQ, MPA_KEY_LEN));
+	CHECK(info.request == !memcmp(hdr, MPA_WIRE_KEY_REQ, MPA_WIRE_KEY_LEN));
 	CHECK(info.markers == !!(hdr[16] & MPA_FLAG_M));
 	CHECK(info.crc == !!(hdr[16] & MPA_FLAG_C));
 	CHECK(info.reject == !!(hdr[16] & MPA_FLAG_R));

@@ -54,28 +54,28 @@ static u32 chunk_len(u64 *s, u32 left)
 	return n < left ? n : left;
 }
 
-static void check_feed(struct mpa_rx *rx, const u8 *p, u32 n, u32 *used,
+static void check_feed(struct mpa_dec *rx, const u8 *p, u32 n, u32 *used,
 		       int *ret)
 {
 	u32 pos = rx->pos;
 	u64 ulpdus = rx->ulpdus;
 
-	*ret = mpa_rx_feed(rx, p, n, used);
+	*ret = mpa_dec_feed(rx, p, n, used);
 	CHECK(*used <= n);
 	CHECK(rx->pos == pos + *used);
 	CHECK(rx->ulpdu_len <= MPA_MAX_ULPDU);
-	if (*ret == MPA_RX_MORE)
+	if (*ret == MPA_DEC_MORE)
 		CHECK(*used == n);
-	else if (*ret == MPA_RX_ULPDU)
+	else if (*ret == MPA_DEC_ULPDU)
 		CHECK(rx->ulpdus == ulpdus + 1 && *used > 0);
 	else
-		CHECK(*ret == MPA_RX_ERROR &&
+		CHECK(*ret == MPA_DEC_ERROR &&
 		      (rx->err == MPA_ERR_CRC || rx->err == MPA_ERR_MARKER));
 }
 
 static void fuzz_raw(const u8 *data, u32 size)
 {
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u64 seed;
 	u32 off = 0, used;
 	u8 *buf;
@@ -83,8 +83,8 @@ static void fuzz_raw(const u8 *data, u32 size)
 
 	if (size < 9)
 		return;
-	buf = malloc(MPA_RX_BUF_LEN);
-	mpa_rx_init(&rx, buf, data[0] & 1, data[0] & 2);
+	buf = malloc(MPA_DEC_BUF_LEN);
+	mpa_dec_init(&rx, buf, data[0] & 1, data[0] & 2);
 	if (data[0] & 4)
 		rx.pos = get_unaligned_be32(data + 1) & ~3U;
 	seed = get_unaligned_be32(data + 5);
@@ -98,9 +98,9 @@ static void fuzz_raw(const u8 *data, u32 size)
 			check_feed(&rx, data + off + coff, n - coff, &used,
 				   &ret);
 			coff += used;
-			if (ret == MPA_RX_ERROR) {
+			if (ret == MPA_DEC_ERROR) {
 				check_feed(&rx, data, size, &used, &ret);
-				CHECK(ret == MPA_RX_ERROR && used == 0);
+				CHECK(ret == MPA_DEC_ERROR && used == 0);
 				goto out;
 			}
 		}
@@ -132,7 +132,7 @@ static void fuzz_roundtrip(const u8 *data, u32 size)
 	u32 lens[MAX_FPDUS], offs[MAX_FPDUS], n = 0, i, total = 0, woff = 0;
 	u32 pos, soff = 0, off, used, got = 0;
 	bool markers, crc;
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u8 *wire, *buf;
 	u64 seed;
 	int ret;
@@ -166,7 +166,7 @@ static void fuzz_roundtrip(const u8 *data, u32 size)
 		n++;
 	}
 	wire = malloc(total + 1);
-	buf = malloc(MPA_RX_BUF_LEN);
+	buf = malloc(MPA_DEC_BUF_LEN);
 	{
 		u8 *src = malloc(soff + 1);
 
@@ -189,7 +189,7 @@ static void fuzz_roundtrip(const u8 *data, u32 size)
 			woff += ret;
 		}
 		CHECK(woff == total);
-		mpa_rx_init(&rx, buf, markers, crc);
+		mpa_dec_init(&rx, buf, markers, crc);
 		rx.pos = pos;
 		off = 0;
 		while (off < total) {
@@ -199,9 +199,9 @@ static void fuzz_roundtrip(const u8 *data, u32 size)
 			while (coff < c) {
 				check_feed(&rx, wire + off + coff, c - coff,
 					   &used, &ret);
-				CHECK(ret != MPA_RX_ERROR);
+				CHECK(ret != MPA_DEC_ERROR);
 				coff += used;
-				if (ret == MPA_RX_ULPDU) {
+				if (ret == MPA_DEC_ULPDU) {
 					CHECK(got < n);
 					CHECK(rx.ulpdu_len == lens[got]);
 					CHECK(!memcmp(buf, src + offs[got],

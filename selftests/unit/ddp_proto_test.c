@@ -36,7 +36,7 @@ static const struct ddp_region_view region = {
 static struct ddp_seg tseg(u64 to, u32 len)
 {
 	struct ddp_seg s = {
-		.tagged = true, .last = true, .dv = DDP_VERSION,
+		.tagged = true, .last = true, .dv = DDP_WIRE_VERSION,
 		.stag = 0x1234, .to = to, .payload_len = len,
 	};
 
@@ -53,7 +53,7 @@ static const struct ddp_uq_view queue = {
 static struct ddp_seg useg(u32 msn, u32 mo, u32 len)
 {
 	struct ddp_seg s = {
-		.last = true, .dv = DDP_VERSION,
+		.last = true, .dv = DDP_WIRE_VERSION,
 		.qn = 0, .msn = msn, .mo = mo, .payload_len = len,
 	};
 
@@ -224,23 +224,23 @@ TEST(parse_bad_version)
 	u8 dv;
 
 	for (dv = 0; dv < 4; dv++) {
-		if (dv == DDP_VERSION)
+		if (dv == DDP_WIRE_VERSION)
 			continue;
 		b[0] = DDP_FLAG_T | DDP_FLAG_L | dv;
 		ASSERT_DDP_ERR(ddp_hdr_parse(b, 32, &s, &e), e,
-			       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_DV);
+			       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_DV);
 		ASSERT_TRUE(s.tagged);
 		ASSERT_EQ(dv, s.dv);
 		/* the version is checked before the length */
 		ASSERT_DDP_ERR(ddp_hdr_parse(b, 1, &s, &e), e,
-			       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_DV);
+			       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_DV);
 		b[0] = dv;
 		ASSERT_DDP_ERR(ddp_hdr_parse(b, 32, &s, &e), e,
-			       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_DV);
+			       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_DV);
 		ASSERT_FALSE(s.tagged);
 		ASSERT_FALSE(s.last);
 		ASSERT_DDP_ERR(ddp_hdr_parse(b, 17, &s, &e), e,
-			       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_DV);
+			       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_DV);
 	}
 }
 
@@ -253,7 +253,7 @@ TEST(parse_truncated)
 	u8 *p;
 
 	ASSERT_DDP_ERR(ddp_hdr_parse(b, 0, &s, &e), e,
-		       DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC);
+		       DDP_WIRE_ETYPE_CATASTROPHIC, DDP_WIRE_ECODE_CATASTROPHIC);
 	for (len = 1; len < 14; len++) {
 		/* exact-size copy so that ASan sees an over-read */
 		p = malloc(len);
@@ -261,7 +261,7 @@ TEST(parse_truncated)
 		memset(p, 0, len);
 		p[0] = 0xc1;
 		ASSERT_DDP_ERR(ddp_hdr_parse(p, len, &s, &e), e,
-			       DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC);
+			       DDP_WIRE_ETYPE_CATASTROPHIC, DDP_WIRE_ECODE_CATASTROPHIC);
 		ASSERT_TRUE(s.tagged);
 		ASSERT_TRUE(s.last);
 		ASSERT_EQ(NULL, s.payload);
@@ -274,7 +274,7 @@ TEST(parse_truncated)
 		memset(p, 0, len);
 		p[0] = 0x41;
 		ASSERT_DDP_ERR(ddp_hdr_parse(p, len, &s, &e), e,
-			       DDP_ETYPE_CATASTROPHIC, DDP_ECODE_CATASTROPHIC);
+			       DDP_WIRE_ETYPE_CATASTROPHIC, DDP_WIRE_ECODE_CATASTROPHIC);
 		ASSERT_FALSE(s.tagged);
 		ASSERT_EQ(0, s.payload_len);
 		free(p);
@@ -323,18 +323,18 @@ TEST(tagged_invalid_stag)
 	struct ddp_seg s = tseg(0x1000, 10);
 
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, NULL, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	r.valid = false;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	/* no remote write access: the buffer does not allow placement */
 	r = region;
 	r.access = 0;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	r.access = ~DDP_VIEW_WRITE;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 }
 
 TEST(tagged_not_associated)
@@ -343,9 +343,9 @@ TEST(tagged_not_associated)
 	struct ddp_seg s = tseg(0x1000, 10);
 
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM + 1, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, 0, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
 }
 
 TEST(tagged_base_bounds)
@@ -355,22 +355,22 @@ TEST(tagged_base_bounds)
 
 	s = tseg(0xfff, 1);		/* one octet below the base */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	s = tseg(0, 0x2000);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	s = tseg(0x1000, 0x1001);	/* one octet past the end */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	s = tseg(0x1fff, 2);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	s = tseg(0x2000, 1);		/* TO itself past the end */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 	s = tseg(0xffffffff00000000ULL, 1);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST(tagged_to_wrap)
@@ -382,27 +382,27 @@ TEST(tagged_to_wrap)
 	/* digest conformance case 33 */
 	s = tseg(U64_MAX_ - 9, 20);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &region, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 
 	/* a buffer covering every TO but the last one */
 	all.base_to = 0;
 	all.len = U64_MAX_;
 	s = tseg(U64_MAX_ - 9, 20);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &all, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(U64_MAX_, 1);		/* sum 2^64 */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &all, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(U64_MAX_ - 99, 100);	/* sum exactly 2^64 wraps to 0 */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &all, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(U64_MAX_ - 100, 100);	/* sum 2^64 - 1: no wrap, fits */
 	ASSERT_EQ(0, ddp_check_tagged(&s, &all, STREAM, &e));
 	s = tseg(U64_MAX_ - 0xffffffffULL, 0xffffffff);
 	ASSERT_EQ(0, ddp_check_tagged(&s, &all, STREAM, &e));
 	s = tseg(U64_MAX_ - 0xfffffffeULL, 0xffffffff);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &all, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(0, 0xffffffff);
 	ASSERT_EQ(0, ddp_check_tagged(&s, &all, STREAM, &e));
 
@@ -415,10 +415,10 @@ TEST(tagged_to_wrap)
 	ASSERT_EQ(0, ddp_check_tagged(&s, &top, STREAM, &e));
 	s = tseg(U64_MAX_, 1);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &top, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(U64_MAX_ - 100, 1);	/* below the base */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &top, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 TEST(tagged_check_order)
@@ -429,26 +429,26 @@ TEST(tagged_check_order)
 
 	/* unknown STag beats everything */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, NULL, STREAM + 1, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	/* invalidated STag beats the stream association */
 	r.valid = false;
 	r.access = 0;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM + 1, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	/* association beats access rights, wrap and bounds */
 	r.valid = true;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM + 1, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
 	/* access rights beat wrap and bounds */
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
 	/* wrap beats bounds */
 	r.access = DDP_VIEW_WRITE;
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 	s = tseg(0, 2);
 	ASSERT_DDP_ERR(ddp_check_tagged(&s, &r, STREAM, &e), e,
-		       DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		       DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
 
 /* ---- untagged checks (RFC 5041 section 7.1) ---- */
@@ -480,19 +480,19 @@ TEST(untagged_zero_length)
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 	s = useg(5, 101, 0);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 	q.buf_len = 0;
 	s = useg(5, 0, 0);
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 	s = useg(4, 0, 0);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, NULL, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 	q.nbuf_posted = 0;
 	s = useg(5, 0, 0);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_NOBUF);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 }
 
 TEST(untagged_invalid_qn)
@@ -502,10 +502,10 @@ TEST(untagged_invalid_qn)
 	struct ddp_seg s = useg(5, 0, 10);
 
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, NULL, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 	q.exists = false;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 }
 
 TEST(untagged_msn_nobuf)
@@ -516,10 +516,10 @@ TEST(untagged_msn_nobuf)
 
 	q.nbuf_posted = 0;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_NOBUF);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 	s = useg(1, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_NOBUF);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 }
 
 TEST(untagged_msn_range)
@@ -529,16 +529,16 @@ TEST(untagged_msn_range)
 
 	s = useg(4, 0, 10);		/* already completed */
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &queue, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s = useg(0, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &queue, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s = useg(8, 0, 10);		/* beyond the last posted buffer */
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &queue, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s = useg(0x80000005, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &queue, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 }
 
 TEST(untagged_msn_wrap)
@@ -555,10 +555,10 @@ TEST(untagged_msn_wrap)
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 	s = useg(1, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s = useg(0xfffffffe, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 
 	q.expected_msn = 0;		/* 0 follows 0xffffffff */
 	q.nbuf_posted = 1;
@@ -566,14 +566,14 @@ TEST(untagged_msn_wrap)
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 	s = useg(0xffffffff, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 
 	/* every MSN is legal with 2^32 - 1 buffers but the one before */
 	q.expected_msn = 10;
 	q.nbuf_posted = 0xffffffff;
 	s = useg(9, 0, 10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s = useg(8, 0, 10);
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 }
@@ -586,31 +586,31 @@ TEST(untagged_mo_and_length)
 
 	s = useg(5, 100, 1);		/* first octet past the end */
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 	s = useg(5, 0xffffffff, 1);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 	s = useg(5, 0, 101);		/* one octet too long */
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	s = useg(5, 99, 2);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	/* MO + length does not wrap around 2^32 */
 	q.buf_len = 0xffffffff;
 	s = useg(5, 0xfffffff0, 0x20);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	s = useg(5, 0xfffffff0, 0xf);
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 	s = useg(5, 0xfffffff0, 0x10);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	/* empty buffer: any payload has an invalid MO */
 	q.buf_len = 0;
 	s = useg(5, 0, 1);
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 }
 
 TEST(untagged_check_order)
@@ -623,19 +623,19 @@ TEST(untagged_check_order)
 	q.exists = false;
 	q.nbuf_posted = 0;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_QN);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_QN);
 	q.exists = true;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_NOBUF);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF);
 	q.nbuf_posted = 1;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MSN_RANGE);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
 	s.msn = 5;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_INVALID_MO);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MO);
 	s.mo = 50;
 	ASSERT_DDP_ERR(ddp_check_untagged(&s, &q, &e), e,
-		       DDP_ETYPE_UNTAGGED, DDP_ECODE_U_MSG_TOO_LONG);
+		       DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_MSG_TOO_LONG);
 	s.payload_len = 50;
 	ASSERT_EQ(0, ddp_check_untagged(&s, &q, &e));
 }

@@ -69,7 +69,7 @@ struct dec_out {
  * Feed 'len' octets in chunks of 'split' (0: whole), collect every ULPDU.
  * Returns the number of octets consumed before an error or the end.
  */
-static u32 decode(struct mpa_rx *rx, const u8 *wire, u32 len, u32 split,
+static u32 decode(struct mpa_dec *rx, const u8 *wire, u32 len, u32 split,
 		  struct dec_out *d)
 {
 	u32 off = 0, total = 0;
@@ -77,7 +77,7 @@ static u32 decode(struct mpa_rx *rx, const u8 *wire, u32 len, u32 split,
 	d->len = 0;
 	d->n = 0;
 	d->first_consumed = 0;
-	d->ret = MPA_RX_MORE;
+	d->ret = MPA_DEC_MORE;
 	while (off < len) {
 		u32 chunk = split ? split : len;
 		u32 coff = 0;
@@ -86,7 +86,7 @@ static u32 decode(struct mpa_rx *rx, const u8 *wire, u32 len, u32 split,
 			chunk = len - off;
 		while (coff < chunk) {
 			u32 used = 0;
-			int ret = mpa_rx_feed(rx, wire + off + coff,
+			int ret = mpa_dec_feed(rx, wire + off + coff,
 					      chunk - coff, &used);
 
 			d->ret = ret;
@@ -94,9 +94,9 @@ static u32 decode(struct mpa_rx *rx, const u8 *wire, u32 len, u32 split,
 				abort();
 			coff += used;
 			total += used;
-			if (ret == MPA_RX_ERROR)
+			if (ret == MPA_DEC_ERROR)
 				return total;
-			if (ret == MPA_RX_ULPDU) {
+			if (ret == MPA_DEC_ULPDU) {
 				if (!d->n)
 					d->first_consumed = total;
 				memcpy(d->data + d->len, rx->buf,
@@ -112,7 +112,7 @@ static u32 decode(struct mpa_rx *rx, const u8 *wire, u32 len, u32 split,
 	return total;
 }
 
-static u8 rxbuf[MPA_RX_BUF_LEN];
+static u8 rxbuf[MPA_DEC_BUF_LEN];
 static u8 outdata[1 << 22];
 static u8 wirebuf[1 << 22];
 static u8 srcbuf[1 << 22];
@@ -203,12 +203,12 @@ TEST(fig6_encode)
 
 TEST(fig5_fig6_decode)
 {
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u8 u[42];
 	u32 used;
 
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, fig5, 52, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, fig5, 52, &used));
 	ASSERT_EQ(52, used);
 	ASSERT_EQ(42, rx.ulpdu_len);
 	fig_ulpdu(u, 1);
@@ -217,9 +217,9 @@ TEST(fig5_fig6_decode)
 	ASSERT_EQ(1, rx.ulpdus);
 	ASSERT_EQ(52, rx.pos);
 
-	mpa_rx_init(&rx, rxbuf, true, true);
+	mpa_dec_init(&rx, rxbuf, true, true);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, fig6, 52, &used));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, fig6, 52, &used));
 	ASSERT_EQ(52, used);
 	ASSERT_EQ(42, rx.ulpdu_len);
 	fig_ulpdu(u, 2);
@@ -231,16 +231,16 @@ TEST(fig5_fig6_decode)
 
 TEST(fig_decode_bytewise)
 {
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used, i;
 
-	mpa_rx_init(&rx, rxbuf, true, true);
+	mpa_dec_init(&rx, rxbuf, true, true);
 	rx.pos = 0x1ec;
 	for (i = 0; i < 51; i++) {
-		ASSERT_EQ(MPA_RX_MORE, mpa_rx_feed(&rx, fig6 + i, 1, &used));
+		ASSERT_EQ(MPA_DEC_MORE, mpa_dec_feed(&rx, fig6 + i, 1, &used));
 		ASSERT_EQ(1, used);
 	}
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, fig6 + 51, 1, &used));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, fig6 + 51, 1, &used));
 	ASSERT_EQ(42, rx.ulpdu_len);
 }
 
@@ -250,7 +250,7 @@ TEST(pad_lengths)
 {
 	static const u32 pads[4] = { 2, 1, 0, 3 };
 	u8 u[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, out[32];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 len, used, i;
 
 	for (len = 0; len < 8; len++) {
@@ -271,9 +271,9 @@ TEST(pad_lengths)
 			  get_unaligned_le32(out + 2 + len + pad));
 		ASSERT_EQ(0xee, out[wire]);
 
-		mpa_rx_init(&rx, rxbuf, true, true);
+		mpa_dec_init(&rx, rxbuf, true, true);
 		rx.pos = 4;
-		ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out, wire, &used));
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out, wire, &used));
 		ASSERT_EQ(wire, used);
 		ASSERT_EQ(len, rx.ulpdu_len);
 		ASSERT_EQ(0, memcmp(rxbuf, u, len));
@@ -283,14 +283,14 @@ TEST(pad_lengths)
 TEST(zero_length_ulpdu)
 {
 	u8 out[16];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used;
 
 	ASSERT_EQ(12, enc(out, sizeof(out), 0, true, true, NULL, 0));
 	ASSERT_EQ(0, get_unaligned_be32(out));
 	ASSERT_EQ(0, get_unaligned_be32(out + 4));
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out, 12, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out, 12, &used));
 	ASSERT_EQ(12, used);
 	ASSERT_EQ(0, rx.ulpdu_len);
 }
@@ -301,7 +301,7 @@ TEST(zero_length_ulpdu)
  */
 static int roundtrip_all(struct __test_metadata *_metadata, u32 split)
 {
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 len, pos, m;
 
 	fill_pattern(srcbuf, 2000, 42);
@@ -318,11 +318,11 @@ static int roundtrip_all(struct __test_metadata *_metadata, u32 split)
 				}
 				ASSERT_EQ(wire, enc(wirebuf, wire, pos, m, true,
 						    srcbuf, len));
-				mpa_rx_init(&rx, rxbuf, m, true);
+				mpa_dec_init(&rx, rxbuf, m, true);
 				rx.pos = pos;
 				ASSERT_EQ(wire, decode(&rx, wirebuf, wire, split,
 						       &dout));
-				ASSERT_EQ(MPA_RX_ULPDU, dout.ret);
+				ASSERT_EQ(MPA_DEC_ULPDU, dout.ret);
 				ASSERT_EQ(1, dout.n);
 				ASSERT_EQ(len, dout.lens[0]);
 				ASSERT_EQ(0, memcmp(outdata, srcbuf, len));
@@ -410,12 +410,12 @@ static void stream_check(struct __test_metadata *_metadata, u32 start,
 {
 	static const u32 splits[] = { 1, 3, 7, 512, 1460, 0 };
 	u32 wire, src, i, j;
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 
 	wire = build_stream(start, markers, true, seed, nfpdu, maxlen, lens,
 			    &src);
 	for (i = 0; i < ARRAY_SIZE(splits); i++) {
-		mpa_rx_init(&rx, rxbuf, markers, true);
+		mpa_dec_init(&rx, rxbuf, markers, true);
 		rx.pos = start;
 		ASSERT_EQ(wire, decode(&rx, wirebuf, wire, splits[i], &dout));
 		ASSERT_EQ(nfpdu, dout.n);
@@ -425,7 +425,7 @@ static void stream_check(struct __test_metadata *_metadata, u32 start,
 		ASSERT_EQ(0, memcmp(outdata, srcbuf, src));
 		ASSERT_EQ(start + wire, rx.pos);
 		ASSERT_EQ(nfpdu, rx.ulpdus);
-		ASSERT_EQ(MPA_RX_ULPDU, dout.ret);
+		ASSERT_EQ(MPA_DEC_ULPDU, dout.ret);
 	}
 }
 
@@ -449,7 +449,7 @@ TEST(sequence_wrap)
 		0xfffffe00, 0xfffffe04, 0xffffff00, 0xfffffff0, 0xfffffffc,
 	};
 	u8 out[1200];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 i, len, used;
 
 	for (i = 0; i < ARRAY_SIZE(starts); i++) {
@@ -461,9 +461,9 @@ TEST(sequence_wrap)
 	len = enc(out, sizeof(out), 0xffffffe0, true, true, srcbuf, 100);
 	ASSERT_EQ(2 + 100 + 2 + 4 + 4, len);
 	ASSERT_EQ(0x20, get_unaligned_be16(out + 0x20 + 2));
-	mpa_rx_init(&rx, rxbuf, true, true);
+	mpa_dec_init(&rx, rxbuf, true, true);
 	rx.pos = 0xffffffe0;
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out, len, &used));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out, len, &used));
 	ASSERT_EQ(len, used);
 	ASSERT_EQ(len - 0x20, rx.pos);
 	ASSERT_EQ(0, memcmp(rxbuf, srcbuf, 100));
@@ -473,7 +473,7 @@ TEST(max_ulpdu)
 {
 	static u8 out[70000];
 	u32 wire, m;
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 
 	fill_pattern(srcbuf, 65535, 77);
 	for (m = 0; m < 2; m++) {
@@ -481,7 +481,7 @@ TEST(max_ulpdu)
 		ASSERT_EQ(2 + 65535 + 3 + 4 + (m ? 4 * 130 : 0), wire);
 		ASSERT_EQ(wire, enc(out, sizeof(out), 0, m, true, srcbuf,
 				    65535));
-		mpa_rx_init(&rx, rxbuf, m, true);
+		mpa_dec_init(&rx, rxbuf, m, true);
 		ASSERT_EQ(wire, decode(&rx, out, wire, 1000, &dout));
 		ASSERT_EQ(1, dout.n);
 		ASSERT_EQ(65535, dout.lens[0]);
@@ -495,7 +495,7 @@ TEST(max_ulpdu)
 TEST(marker_between_fpdus)
 {
 	u8 out[1100];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used, w1, w2;
 
 	/* first FPDU: marker + 2 + 502 + 0 pad + 4 = 512, ends at the marker */
@@ -511,41 +511,41 @@ TEST(marker_between_fpdus)
 	ASSERT_EQ(~crc32c(~0U, out + 512, 16), get_unaligned_le32(out + 528));
 	ASSERT_EQ(~crc32c(~0U, out, 508), get_unaligned_le32(out + 508));
 
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out, w1 + w2, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out, w1 + w2, &used));
 	ASSERT_EQ(512, used);		/* stops before the next marker */
 	ASSERT_EQ(502, rx.ulpdu_len);
 	ASSERT_EQ(1, rx.nmarkers);
 	ASSERT_FALSE(rx.in_fpdu);
-	ASSERT_TRUE(mpa_rx_idle(&rx));
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out + 512, w2, &used));
+	ASSERT_TRUE(mpa_dec_idle(&rx));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out + 512, w2, &used));
 	ASSERT_EQ(w2, used);
 	ASSERT_EQ(10, rx.ulpdu_len);
 	ASSERT_EQ(0, memcmp(rxbuf, srcbuf + 502, 10));
 	ASSERT_EQ(2, rx.nmarkers);
 
 	/* the marker alone, then the rest */
-	mpa_rx_init(&rx, rxbuf, true, true);
+	mpa_dec_init(&rx, rxbuf, true, true);
 	rx.pos = 512;
-	ASSERT_EQ(MPA_RX_MORE, mpa_rx_feed(&rx, out + 512, 4, &used));
+	ASSERT_EQ(MPA_DEC_MORE, mpa_dec_feed(&rx, out + 512, 4, &used));
 	ASSERT_EQ(4, used);
 	ASSERT_TRUE(rx.in_fpdu);
 	/* a FIN here would cut the FPDU the marker belongs to */
-	ASSERT_FALSE(mpa_rx_idle(&rx));
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out + 516, w2 - 4, &used));
+	ASSERT_FALSE(mpa_dec_idle(&rx));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out + 516, w2 - 4, &used));
 
 	/* a non-zero FPDUPTR between FPDUs is an error */
 	out[515] = 0x04;
-	mpa_rx_init(&rx, rxbuf, true, false);
+	mpa_dec_init(&rx, rxbuf, true, false);
 	rx.pos = 512;
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, out + 512, w2, &used));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, out + 512, w2, &used));
 	ASSERT_EQ(MPA_ERR_MARKER, rx.err);
 }
 
 TEST(marker_after_pad)
 {
 	u8 out[600];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used, w, crc_in, crc_out;
 
 	/* marker + 2 + 505 + 1 pad = 512: the next marker is before the CRC */
@@ -560,16 +560,16 @@ TEST(marker_after_pad)
 	ASSERT_NE(crc_in, crc_out);
 	ASSERT_EQ(crc_in, get_unaligned_le32(out + 516));
 
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, out, w, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, out, w, &used));
 	ASSERT_EQ(w, used);
 	ASSERT_EQ(2, rx.nmarkers);
 	ASSERT_EQ(0, memcmp(rxbuf, srcbuf, 505));
 
 	/* a receiver that left the marker out of the CRC would fail */
 	put_unaligned_le32(crc_out, out + 516);
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, out, w, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, out, w, &used));
 	ASSERT_EQ(MPA_ERR_CRC, rx.err);
 }
 
@@ -630,7 +630,7 @@ TEST(copy_calls)
 TEST(crc_error)
 {
 	u8 out[128], bad[64];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used, i;
 
 	for (i = 0; i < 52; i++) {
@@ -638,8 +638,8 @@ TEST(crc_error)
 			continue;	/* the length changes the framing */
 		memcpy(bad, fig5, 52);
 		bad[i] ^= 0x10;
-		mpa_rx_init(&rx, rxbuf, true, true);
-		ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad, 52, &used));
+		mpa_dec_init(&rx, rxbuf, true, true);
+		ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad, 52, &used));
 		if (i == 2 || i == 3) {
 			ASSERT_EQ(MPA_ERR_MARKER, rx.err);
 			ASSERT_EQ(4, used);
@@ -650,13 +650,13 @@ TEST(crc_error)
 		ASSERT_EQ(1, rx.crc_errors);
 		ASSERT_EQ(0, rx.ulpdus);
 		/* sticky */
-		ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, fig5, 52, &used));
+		ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, fig5, 52, &used));
 		ASSERT_EQ(0, used);
 		ASSERT_EQ(1, rx.crc_errors);
 
 		/* CRC not checked: the same octets are accepted */
-		mpa_rx_init(&rx, rxbuf, true, false);
-		ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, bad, 52, &used));
+		mpa_dec_init(&rx, rxbuf, true, false);
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, bad, 52, &used));
 		ASSERT_EQ(52, used);
 		ASSERT_EQ(0, rx.crc_errors);
 	}
@@ -665,8 +665,8 @@ TEST(crc_error)
 	fill_pattern(srcbuf, 100, 14);
 	ASSERT_EQ(68, enc(out, sizeof(out), 0, false, true, srcbuf, 60));
 	out[30] ^= 0x80;
-	mpa_rx_init(&rx, rxbuf, false, true);
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, out, 68, &used));
+	mpa_dec_init(&rx, rxbuf, false, true);
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, out, 68, &used));
 	ASSERT_EQ(MPA_ERR_CRC, rx.err);
 	ASSERT_EQ(68, used);
 }
@@ -674,52 +674,52 @@ TEST(crc_error)
 TEST(marker_error)
 {
 	u8 bad[64];
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used;
 
 	/* Figure 6 with FPDUPTR 0x18 instead of 0x14 */
 	memcpy(bad, fig6, 52);
 	bad[0x203 - 0x1ec] = 0x18;
-	mpa_rx_init(&rx, rxbuf, true, false);
+	mpa_dec_init(&rx, rxbuf, true, false);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad, 52, &used));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad, 52, &used));
 	ASSERT_EQ(MPA_ERR_MARKER, rx.err);
 	ASSERT_EQ(0x204 - 0x1ec, used);
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad + used, 1, &used));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad + used, 1, &used));
 	ASSERT_EQ(0, used);
 
 	/* FPDUPTR high byte */
 	memcpy(bad, fig6, 52);
 	bad[0x202 - 0x1ec] = 0x01;
-	mpa_rx_init(&rx, rxbuf, true, false);
+	mpa_dec_init(&rx, rxbuf, true, false);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad, 52, &used));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad, 52, &used));
 	ASSERT_EQ(MPA_ERR_MARKER, rx.err);
 
 	/* the two low bits are treated as zero (and the CRC is off) */
 	memcpy(bad, fig6, 52);
 	bad[0x203 - 0x1ec] = 0x17;
-	mpa_rx_init(&rx, rxbuf, true, false);
+	mpa_dec_init(&rx, rxbuf, true, false);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, bad, 52, &used));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, bad, 52, &used));
 	/* ... but still covered by the CRC */
-	mpa_rx_init(&rx, rxbuf, true, true);
+	mpa_dec_init(&rx, rxbuf, true, true);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad, 52, &used));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad, 52, &used));
 	ASSERT_EQ(MPA_ERR_CRC, rx.err);
 
 	/* the reserved field is not checked, only covered by the CRC */
 	memcpy(bad, fig6, 52);
 	bad[0x200 - 0x1ec] = 0x55;
-	mpa_rx_init(&rx, rxbuf, true, false);
+	mpa_dec_init(&rx, rxbuf, true, false);
 	rx.pos = 0x1ec;
-	ASSERT_EQ(MPA_RX_ULPDU, mpa_rx_feed(&rx, bad, 52, &used));
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&rx, bad, 52, &used));
 
 	/* the first marker of the stream must be 0 */
 	memcpy(bad, fig5, 52);
 	bad[3] = 0x04;
-	mpa_rx_init(&rx, rxbuf, true, false);
-	ASSERT_EQ(MPA_RX_ERROR, mpa_rx_feed(&rx, bad, 52, &used));
+	mpa_dec_init(&rx, rxbuf, true, false);
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&rx, bad, 52, &used));
 	ASSERT_EQ(MPA_ERR_MARKER, rx.err);
 	ASSERT_EQ(4, used);
 	ASSERT_EQ(0, rx.crc_errors);
@@ -727,11 +727,11 @@ TEST(marker_error)
 
 TEST(feed_empty)
 {
-	struct mpa_rx rx;
+	struct mpa_dec rx;
 	u32 used = 99;
 
-	mpa_rx_init(&rx, rxbuf, true, true);
-	ASSERT_EQ(MPA_RX_MORE, mpa_rx_feed(&rx, NULL, 0, &used));
+	mpa_dec_init(&rx, rxbuf, true, true);
+	ASSERT_EQ(MPA_DEC_MORE, mpa_dec_feed(&rx, NULL, 0, &used));
 	ASSERT_EQ(0, used);
 	ASSERT_EQ(0, rx.pos);
 }
@@ -751,7 +751,7 @@ TEST(frame_decode)
 	struct mpa_frame_info info;
 	u8 f[20];
 
-	mk_frame(f, MPA_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C | 0x1f, 1, 10);
+	mk_frame(f, MPA_WIRE_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C | 0x1f, 1, 10);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_TRUE(info.request);
 	ASSERT_TRUE(info.markers);
@@ -760,7 +760,7 @@ TEST(frame_decode)
 	ASSERT_EQ(1, info.rev);
 	ASSERT_EQ(10, info.pd_len);
 
-	mk_frame(f, MPA_KEY_REP, MPA_FLAG_R, 1, 0);
+	mk_frame(f, MPA_WIRE_KEY_REP, MPA_FLAG_R, 1, 0);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_FALSE(info.request);
 	ASSERT_FALSE(info.markers);
@@ -772,28 +772,28 @@ TEST(frame_decode)
 	mk_frame(f, "mpa id req frame", 0, 1, 0);
 	ASSERT_EQ(-EBADMSG, mpa_frame_decode(f, 1U << 1, &info));
 
-	mk_frame(f, MPA_KEY_REQ, 0, 0, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 0, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(0, info.rev);
-	mk_frame(f, MPA_KEY_REQ, 0, 2, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 2, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(2, info.rev);
 	ASSERT_TRUE(info.request);
 	ASSERT_EQ(0, mpa_frame_decode(f, (1U << 1) | (1U << 2), &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 32, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 32, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, ~0U, &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 255, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 255, 0);
 	ASSERT_EQ(-EPROTONOSUPPORT, mpa_frame_decode(f, ~0U, &info));
-	mk_frame(f, MPA_KEY_REQ, 0, 31, 0);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 31, 0);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 31, &info));
 
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 512);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 512);
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(512, info.pd_len);
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 513);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 513);
 	ASSERT_EQ(-EMSGSIZE, mpa_frame_decode(f, 1U << 1, &info));
 	ASSERT_EQ(513, info.pd_len);
-	mk_frame(f, MPA_KEY_REQ, 0, 1, 0xffff);
+	mk_frame(f, MPA_WIRE_KEY_REQ, 0, 1, 0xffff);
 	ASSERT_EQ(-EMSGSIZE, mpa_frame_decode(f, 1U << 1, &info));
 }
 
@@ -816,7 +816,7 @@ TEST(frame_encode)
 
 	memset(pd, 0xa5, sizeof(pd));
 	ASSERT_EQ(25, mpa_frame_encode(f, sizeof(f), &info, "hello"));
-	mk_frame(ref, MPA_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C, 1, 5);
+	mk_frame(ref, MPA_WIRE_KEY_REQ, MPA_FLAG_M | MPA_FLAG_C, 1, 5);
 	ASSERT_EQ(0, memcmp(f, ref, 20));
 	ASSERT_EQ(0, memcmp(f + 20, "hello", 5));
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 1, &back));
@@ -828,7 +828,7 @@ TEST(frame_encode)
 	info.rev = 2;
 	info.pd_len = 0;
 	ASSERT_EQ(20, mpa_frame_encode(f, 20, &info, NULL));
-	mk_frame(ref, MPA_KEY_REP, MPA_FLAG_C | MPA_FLAG_R, 2, 0);
+	mk_frame(ref, MPA_WIRE_KEY_REP, MPA_FLAG_C | MPA_FLAG_R, 2, 0);
 	ASSERT_EQ(0, memcmp(f, ref, 20));
 	ASSERT_EQ(0, mpa_frame_decode(f, 1U << 2, &back));
 	ASSERT_TRUE(info_eq(&info, &back));

@@ -111,8 +111,8 @@ enum ddp_event_type {
 /**
  * struct ddp_event - a record read() from a stream fd
  * @type: enum ddp_event_type
- * @err_type: DDP_EV_ERROR: DDP_ETYPE_*, or DDP_ETYPE_LLP for an MPA error
- * @err_code: DDP_EV_ERROR: DDP_ECODE_*, or the RFC 5044 code for LLP errors
+ * @err_type: DDP_EV_ERROR: DDP_WIRE_ETYPE_*, or DDP_WIRE_ETYPE_LLP for an MPA error
+ * @err_code: DDP_EV_ERROR: DDP_WIRE_ECODE_*, or the RFC 5044 code for LLP errors
  * @hdr_len: DDP_EV_ERROR: octets of @hdr that are valid
  * @qn: untagged queue number
  * @msn: untagged message sequence number

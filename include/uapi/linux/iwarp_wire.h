@@ -13,9 +13,9 @@
 
 /* ---- MPA startup (RFC 5044 section 7.1.1, Figure 8) ---- */
 
-#define MPA_KEY_LEN		16
-#define MPA_KEY_REQ		"MPA ID Req Frame"
-#define MPA_KEY_REP		"MPA ID Rep Frame"
+#define MPA_WIRE_KEY_LEN		16
+#define MPA_WIRE_KEY_REQ		"MPA ID Req Frame"
+#define MPA_WIRE_KEY_REP		"MPA ID Rep Frame"
 #define MPA_MAX_PD_LEN		512
 
 /* bits of mpa_frame_hdr.flags */
@@ -33,7 +33,7 @@
  * @pd_len: number of private data octets that follow, 0..512
  */
 struct mpa_frame_hdr {
-	__u8	key[MPA_KEY_LEN];
+	__u8	key[MPA_WIRE_KEY_LEN];
 	__u8	flags;
 	__u8	rev;
 	__be16	pd_len;
@@ -50,11 +50,11 @@ struct mpa_frame_hdr {
 #define MPA_V2_IRD_ORD_MASK	0x3fff
 
 /**
- * struct mpa_v2_data - RFC 6581 enhanced RDMA connection data
+ * struct mpa_wire_v2_data - RFC 6581 enhanced RDMA connection data
  * @ird: inbound RDMA Read queue depth (14 bits), P2P and Send RTR flags
  * @ord: outbound RDMA Read queue depth (14 bits), Write and Read RTR flags
  */
-struct mpa_v2_data {
+struct mpa_wire_v2_data {
 	__be16	ird;
 	__be16	ord;
 };
@@ -74,12 +74,12 @@ struct mpa_v2_data {
 #define MPA_MIN_MULPDU		128
 
 /**
- * struct mpa_marker - MPA marker (RFC 5044 Figure 3)
+ * struct mpa_wire_marker - MPA marker (RFC 5044 Figure 3)
  * @rsvd: zero on transmit, ignored on receive except for the CRC
  * @fpduptr: octets back from the marker to the ULPDU_Length field of the
  *	FPDU that contains it, or 0 when the marker precedes an FPDU
  */
-struct mpa_marker {
+struct mpa_wire_marker {
 	__be16	rsvd;
 	__be16	fpduptr;
 };
@@ -90,7 +90,7 @@ struct mpa_marker {
 #define DDP_FLAG_L		0x40	/* last segment of the message */
 #define DDP_FLAG_RSVD		0x3c
 #define DDP_DV_MASK		0x03
-#define DDP_VERSION		1
+#define DDP_WIRE_VERSION		1
 
 /**
  * struct ddp_tagged_hdr - DDP tagged buffer header (14 octets)
@@ -126,26 +126,26 @@ struct ddp_untagged_hdr {
  * DDP error numbers reported to the ULP (RFC 5041 section 7.2): a 4-bit
  * error type and an 8-bit error code. Type 0x3 is reserved for the LLP.
  */
-#define DDP_ETYPE_CATASTROPHIC		0x0	/* local catastrophic */
-#define DDP_ETYPE_TAGGED		0x1	/* tagged buffer error */
-#define DDP_ETYPE_UNTAGGED		0x2	/* untagged buffer error */
-#define DDP_ETYPE_LLP			0x3	/* reserved for the LLP */
+#define DDP_WIRE_ETYPE_CATASTROPHIC		0x0	/* local catastrophic */
+#define DDP_WIRE_ETYPE_TAGGED		0x1	/* tagged buffer error */
+#define DDP_WIRE_ETYPE_UNTAGGED		0x2	/* untagged buffer error */
+#define DDP_WIRE_ETYPE_LLP			0x3	/* reserved for the LLP */
 
-#define DDP_ECODE_CATASTROPHIC		0x00
+#define DDP_WIRE_ECODE_CATASTROPHIC		0x00
 
-/* codes of DDP_ETYPE_TAGGED */
-#define DDP_ECODE_T_INVALID_STAG	0x00
-#define DDP_ECODE_T_BASE_BOUNDS		0x01
-#define DDP_ECODE_T_STAG_NOT_ASSOC	0x02	/* not on this stream / PD */
-#define DDP_ECODE_T_TO_WRAP		0x03
-#define DDP_ECODE_T_INVALID_DV		0x04
+/* codes of DDP_WIRE_ETYPE_TAGGED */
+#define DDP_WIRE_ECODE_T_INVALID_STAG	0x00
+#define DDP_WIRE_ECODE_T_BASE_BOUNDS		0x01
+#define DDP_WIRE_ECODE_T_STAG_NOT_ASSOC	0x02	/* not on this stream / PD */
+#define DDP_WIRE_ECODE_T_TO_WRAP		0x03
+#define DDP_WIRE_ECODE_T_INVALID_DV		0x04
 
-/* codes of DDP_ETYPE_UNTAGGED (there is no code 0x00) */
-#define DDP_ECODE_U_INVALID_QN		0x01
-#define DDP_ECODE_U_INVALID_MSN_NOBUF	0x02	/* no buffer available */
-#define DDP_ECODE_U_INVALID_MSN_RANGE	0x03	/* MSN range is not valid */
-#define DDP_ECODE_U_INVALID_MO		0x04
-#define DDP_ECODE_U_MSG_TOO_LONG	0x05	/* too long for the buffer */
-#define DDP_ECODE_U_INVALID_DV		0x06
+/* codes of DDP_WIRE_ETYPE_UNTAGGED (there is no code 0x00) */
+#define DDP_WIRE_ECODE_U_INVALID_QN		0x01
+#define DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF	0x02	/* no buffer available */
+#define DDP_WIRE_ECODE_U_INVALID_MSN_RANGE	0x03	/* MSN range is not valid */
+#define DDP_WIRE_ECODE_U_INVALID_MO		0x04
+#define DDP_WIRE_ECODE_U_MSG_TOO_LONG	0x05	/* too long for the buffer */
+#define DDP_WIRE_ECODE_U_INVALID_DV		0x06
 
 #endif /* _UAPI_LINUX_IWARP_WIRE_H */

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel consumer API of MPA (include/net/mpa.h): the registry of
+ * consumers by name and the exported functions a consumer such as DDP
+ * calls. See Documentation/mpa.rst.
+ */
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <net/inet_connection_sock.h>
+#include <net/tcp.h>
+
+#include "mpa.h"
+
+static DEFINE_MUTEX(mpa_consumers_lock);
+static LIST_HEAD(mpa_consumers);
+
+/**
+ * mpa_register_consumer() - make an MPA consumer available by name
+ * @consumer: the consumer, with every callback set
+ *
+ * Return: 0, -EINVAL if a callback is missing or the name is empty or
+ * longer than %MPA_CONSUMER_NAME_MAX - 1 octets, -EEXIST if the name is taken.
+ */
+int mpa_register_consumer(struct mpa_consumer *consumer)
+{
+	struct mpa_consumer *p;
+	int ret = 0;
+
+	if (!consumer->name || !consumer->name[0] ||
+	    strnlen(consumer->name, MPA_CONSUMER_NAME_MAX) == MPA_CONSUMER_NAME_MAX ||
+	    !consumer->request || !consumer->reply || !consumer->ulpdu ||
+	    !consumer->error || !consumer->peer_closed)
+		return -EINVAL;
+	mutex_lock(&mpa_consumers_lock);
+	list_for_each_entry(p, &mpa_consumers, list)
+		if (!strcmp(p->name, consumer->name))
+			ret = -EEXIST;
+	if (!ret)
+		list_add_tail(&consumer->list, &mpa_consumers);
+	mutex_unlock(&mpa_consumers_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_register_consumer);
+
+/**
+ * mpa_unregister_consumer() - remove a consumer registered earlier
+ * @consumer: the consumer
+ *
+ * Sockets bound to it hold a reference on its module, so none is left
+ * when its module exit calls this.
+ */
+void mpa_unregister_consumer(struct mpa_consumer *consumer)
+{
+	mutex_lock(&mpa_consumers_lock);
+	list_del(&consumer->list);
+	mutex_unlock(&mpa_consumers_lock);
+}
+EXPORT_SYMBOL_GPL(mpa_unregister_consumer);
+
+/* A ULPDU received for user space before the bind goes to the consumer. */
+static void mpa_bind_takeover(struct mpa_conn *c)
+{
+	if (c->state != MPA_S_FULL)
+		return;
+	mpa_rx_set_place(c);
+	if (c->rx_ready) {
+		c->rx_ready = false;
+		mpa_consumer_deliver(c);
+	}
+	/* resume after a ULPDU held for recvmsg() or an earlier unbind */
+	if (!c->err)
+		c->rx_stop = false;
+	mpa_rx_process(c);
+	if (c->consumer->place)
+		mpa_rx_trim(c);
+}
+
+/**
+ * mpa_bind() - attach MPA to a connected TCP socket for a consumer
+ * @sock: an established TCP socket
+ * @name: name of a registered consumer
+ * @priv: the consumer's cookie, see mpa_conn_priv()
+ *
+ * Context: process context; takes the socket lock.
+ * Return: the connection, or an ERR_PTR: -ENOENT for an unknown
+ * consumer, or what setsockopt(TCP_ULP, "mpa") returns.
+ */
+struct mpa_conn *mpa_bind(struct socket *sock, const char *name, void *priv)
+{
+	struct mpa_consumer *p, *found = NULL;
+	struct mpa_conn *c;
+	int ret;
+
+	mutex_lock(&mpa_consumers_lock);
+	list_for_each_entry(p, &mpa_consumers, list)
+		if (!strcmp(p->name, name) && try_module_get(p->owner))
+			found = p;
+	mutex_unlock(&mpa_consumers_lock);
+	if (!found)
+		return ERR_PTR(-ENOENT);
+
+	ret = sock->ops->setsockopt(sock, SOL_TCP, TCP_ULP,
+				    KERNEL_SOCKPTR("mpa"), sizeof("mpa"));
+	/* EEXIST: attached already, by user space if not by "mpa" */
+	if (ret && ret != -EEXIST)
+		goto err;
+	lock_sock(sock->sk);
+	c = mpa_get(sock->sk);
+	ret = -EBUSY;
+	if (!c || inet_csk(sock->sk)->icsk_ulp_ops != &mpa_ulp_ops || c->consumer ||
+	    c->closing) {
+		release_sock(sock->sk);
+		goto err;
+	}
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	c->consumer = found;
+	c->consumer_priv = priv;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	mpa_bind_takeover(c);
+	release_sock(sock->sk);
+	return c;
+err:
+	module_put(found->owner);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mpa_bind);
+
+/**
+ * mpa_unbind() - stop calling the consumer for this connection
+ * @conn: the connection
+ *
+ * The socket stays open; its owner closes it.
+ */
+void mpa_unbind(struct mpa_conn *conn)
+{
+	struct sock *sk = conn->sk;
+	struct mpa_consumer *p;
+
+	lock_sock(sk);
+	write_lock_bh(&sk->sk_callback_lock);
+	p = conn->consumer;
+	conn->consumer = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	if (conn->state == MPA_S_FULL) {
+		/*
+		 * The rest of a ULPDU whose first octets were placed cannot
+		 * be delivered to anyone: it is consumed and dropped, and the
+		 * socket's next owner starts at the next FPDU.
+		 */
+		if (mpa_dec_placing(&conn->rx))
+			conn->rx_torn = true;
+		mpa_rx_set_place(conn);
+		/* from now on ULPDUs wait for recvmsg() */
+		if (!conn->err && !conn->rx_ready) {
+			conn->rx_stop = false;
+			mpa_rx_process(conn);
+		}
+	}
+	release_sock(sk);
+	if (p)
+		module_put(p->owner);
+}
+EXPORT_SYMBOL_GPL(mpa_unbind);
+
+/**
+ * mpa_conn_priv() - the cookie given to mpa_bind()
+ * @conn: the connection
+ *
+ * Return: the cookie.
+ */
+void *mpa_conn_priv(struct mpa_conn *conn)
+{
+	return conn->consumer_priv;
+}
+EXPORT_SYMBOL_GPL(mpa_conn_priv);
+
+/**
+ * mpa_start() - start MPA as Initiator or Responder
+ * @conn: the connection
+ * @start: role, flags, revision and private data, as for the MPA_START
+ *	socket option
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno, as setsockopt(MPA_START).
+ */
+int mpa_start(struct mpa_conn *conn, const struct mpa_start_params *start)
+{
+	int ret;
+
+	mpa_lock_tx(conn);
+	ret = mpa_start_locked(conn, start);
+	mpa_unlock_tx(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_start);
+
+/**
+ * mpa_accept() - Responder: accept the Request and enter full operation
+ * @conn: the connection
+ * @pd: private data for the Reply
+ * @pd_len: its length, at most 512
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int mpa_accept(struct mpa_conn *conn, const void *pd, u16 pd_len)
+{
+	int ret;
+
+	mpa_lock_tx(conn);
+	ret = mpa_answer_locked(conn, false, pd, pd_len);
+	mpa_unlock_tx(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_accept);
+
+/**
+ * mpa_reject() - Responder: reject the Request; MPA exits, TCP stays open
+ * @conn: the connection
+ * @pd: private data for the Reply
+ * @pd_len: its length, at most 512
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int mpa_reject(struct mpa_conn *conn, const void *pd, u16 pd_len)
+{
+	int ret;
+
+	mpa_lock_tx(conn);
+	ret = mpa_answer_locked(conn, true, pd, pd_len);
+	mpa_unlock_tx(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_reject);
+
+/**
+ * mpa_abort() - reset the connection
+ * @conn: the connection
+ * @err: the positive errno the socket reports, e.g. ECONNABORTED
+ *
+ * For a consumer that cannot go on with the stream: TCP sends a reset and
+ * the socket reports @err, as for tcp_abort(). The socket stays with its
+ * owner, who closes it; @conn stays valid until then.
+ *
+ * Context: process context, without the socket lock.
+ */
+void mpa_abort(struct mpa_conn *conn, int err)
+{
+	tcp_abort(conn->sk, err);
+}
+EXPORT_SYMBOL_GPL(mpa_abort);
+
+/**
+ * mpa_send() - send one ULPDU as one FPDU
+ * @conn: the connection
+ * @vec: the ULPDU, in pieces
+ * @nr: number of pieces
+ * @len: total length, at most mpa_conn_mulpdu()
+ * @flags: MSG_DONTWAIT or 0
+ *
+ * An in-kernel send never raises SIGPIPE: a closed connection is -EPIPE.
+ *
+ * Context: process context; may sleep unless MSG_DONTWAIT.
+ * Return: @len, -EMSGSIZE, -EAGAIN, or another negative errno.
+ */
+int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
+	     int flags)
+{
+	struct iov_iter it;
+	int ret;
+
+	iov_iter_kvec(&it, ITER_SOURCE, vec, nr, len);
+	mpa_lock_tx(conn);
+	ret = mpa_send_locked(conn, NULL, 0, &it, len, flags | MSG_NOSIGNAL);
+	mpa_unlock_tx(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_send);
+
+/**
+ * mpa_sendv() - send one ULPDU made of a header and an iterator
+ * @conn: the connection
+ * @hdr: the first octets of the ULPDU (e.g. a DDP header)
+ * @hdr_len: their number
+ * @data: the rest, e.g. user memory
+ * @data_len: its length; @hdr_len + @data_len at most mpa_conn_mulpdu()
+ * @flags: MSG_DONTWAIT or 0
+ *
+ * Context: process context; may sleep unless MSG_DONTWAIT.
+ * Return: the ULPDU length, or a negative errno as mpa_send() (never
+ * SIGPIPE).
+ */
+int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+	      struct iov_iter *data, u32 data_len, int flags)
+{
+	int ret;
+
+	mpa_lock_tx(conn);
+	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
+			      flags | MSG_NOSIGNAL);
+	mpa_unlock_tx(conn);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mpa_sendv);
+
+/**
+ * mpa_conn_mulpdu() - largest ULPDU mpa_send() accepts now
+ * @conn: the connection
+ *
+ * It follows the TCP MSS; 0 before full operation.
+ * Return: MULPDU in octets.
+ */
+u32 mpa_conn_mulpdu(struct mpa_conn *conn)
+{
+	return READ_ONCE(conn->state) == MPA_S_FULL ? mpa_mulpdu_locked(conn) : 0;
+}
+EXPORT_SYMBOL_GPL(mpa_conn_mulpdu);
+
+/**
+ * mpa_conn_info() - state and negotiated parameters
+ * @conn: the connection
+ * @info: filled in as for the MPA_INFO option
+ */
+void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info)
+{
+	mpa_fill_info(conn, info);
+}
+EXPORT_SYMBOL_GPL(mpa_conn_info);

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA transmit path (RFC 5044 sections 4 to 6): one ULPDU becomes one
+ * FPDU, with markers and CRC as negotiated, handed to TCP by page
+ * reference; the rest of an FPDU that TCP could not take goes out when
+ * send space comes back, and a FIN never cuts an FPDU.
+ */
+#include <linux/mm.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/tcp.h>
+
+#include "mpa.h"
+
+int mpa_send_raw(struct mpa_conn *c, const void *buf, u32 len, int flags)
+{
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = flags };
+
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &iov, 1, len);
+	return tcp_sendmsg_locked(c->sk, &msg, len);
+}
+
+/* The FPDU is in TCP: drop our reference to its memory. */
+void mpa_tx_release(struct mpa_conn *c)
+{
+	if (c->tx_page)
+		put_page(c->tx_page);
+	kvfree(c->tx_buf);
+	c->tx_page = NULL;
+	c->tx_buf = NULL;
+	c->tx_pend_len = 0;
+	c->tx_split = 0;
+}
+
+/*
+ * A shutdown(SHUT_WR) that came while part of an FPDU was still with
+ * MPA: now that the FPDU is complete in TCP the FIN follows it, as
+ * inet_shutdown() would have sent it.
+ */
+static void mpa_tx_fin(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+
+	c->tx_fin = false;
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	c->sk_proto->shutdown(sk, SEND_SHUTDOWN);
+	sk->sk_state_change(sk);
+}
+
+/*
+ * Send what is left of the current FPDU. tcp_sendmsg_locked() may sleep
+ * and release the socket lock: @tx_busy keeps every other path (the
+ * write-space worker, shutdown, close) from sending the same octets.
+ * Senders are serialised by @tx_lock. Once the FPDU is complete in TCP,
+ * a FIN that waited for it goes out.
+ */
+int mpa_tx_flush(struct mpa_conn *c, int flags)
+{
+	struct sock *sk = c->sk;
+	struct sk_buff *skb;
+	int ret;
+
+	if (c->tx_busy)
+		return -EAGAIN;
+	if (!c->tx_pend_len)
+		return 0;
+	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
+	while (c->tx_pend_len) {
+		u32 len = c->tx_pend_len;
+
+		if (c->tx_split)
+			len = min(len, c->tx_split);
+		c->tx_busy = true;
+		if (c->tx_page)
+			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off, len, flags);
+		else
+			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
+					   MSG_EOR | flags);
+		c->tx_busy = false;
+		if (ret < 0)
+			return ret;
+		c->tx_pend_off += ret;
+		c->tx_pend_len -= ret;
+		if (c->tx_split) {
+			c->tx_split -= min_t(u32, c->tx_split, ret);
+			skb = tcp_write_queue_tail(sk);
+			if (!c->tx_split && skb)
+				TCP_SKB_CB(skb)->eor = 1;
+		}
+	}
+	/* the next FPDU starts a new skb, hence a new segment */
+	skb = tcp_write_queue_tail(sk);
+	if (c->tx_page && skb)
+		TCP_SKB_CB(skb)->eor = 1;
+	mpa_tx_release(c);
+	if (c->tx_fin)
+		mpa_tx_fin(c);
+	return 0;
+}
+
+/*
+ * Flush, waiting for send space at most *@timeo (process context, with
+ * @tx_lock held so that no other flush sleeps meanwhile).
+ */
+int mpa_tx_flush_wait(struct mpa_conn *c, long *timeo)
+{
+	int ret;
+
+	for (;;) {
+		ret = mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (ret != -EAGAIN || c->tx_busy)
+			return ret;
+		ret = sk_stream_wait_memory(c->sk, timeo);
+		if (ret)
+			return ret;
+	}
+}
+
+/*
+ * close() without the time to wait: TCP takes the rest of the FPDU
+ * beyond its send buffer limit (at most one FPDU, whose memory MPA holds
+ * already) and sends it, then the FIN, as an orphan. TCP's memory limits
+ * (tcp_mem, the memory cgroup) still apply: when they refuse, the rest
+ * stays and the caller resets the connection.
+ */
+void mpa_tx_flush_force(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 lowat = tp->notsent_lowat;
+	int sndbuf = sk->sk_sndbuf;
+
+	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
+	WRITE_ONCE(tp->notsent_lowat, UINT_MAX);
+	mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+	WRITE_ONCE(tp->notsent_lowat, lowat);
+	WRITE_ONCE(sk->sk_sndbuf, min(sndbuf, READ_ONCE(sk->sk_sndbuf)));
+}
+
+void mpa_tx_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(work, struct mpa_conn, tx_work);
+	struct sock *sk = c->sk;
+
+	mpa_lock_tx(c);
+	if (!c->closing)
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+	mpa_unlock_tx(c);
+	sock_put(sk);
+}
+
+u32 mpa_mulpdu_locked(const struct mpa_conn *c)
+{
+	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache), c->markers_tx);
+}
+
+/* a ULPDU made of a linear header and an iterator */
+struct mpa_src {
+	const u8	*hdr;
+	u32		hdr_len;
+	struct iov_iter	*it;
+};
+
+static int mpa_copy_src(void *ctx, void *to, u32 len)
+{
+	struct mpa_src *src = ctx;
+	u32 n = min(len, src->hdr_len);
+	u8 *dst = to;
+
+	if (n) {
+		memcpy(dst, src->hdr, n);
+		src->hdr += n;
+		src->hdr_len -= n;
+		dst += n;
+		len -= n;
+	}
+	if (len && !copy_from_iter_full(dst, len, src->it))
+		return -EFAULT;
+	return 0;
+}
+
+/* MPA_START was called and the startup exchange is over */
+static bool mpa_started(const struct mpa_conn *c)
+{
+	return c->state != MPA_S_IDLE && !mpa_in_startup(c);
+}
+
+static bool mpa_may_send(const struct mpa_conn *c)
+{
+	return c->tx_allowed;
+}
+
+/*
+ * Memory for an FPDU of @wire octets, which TCP then takes by reference
+ * (one copy in all): a piece of the task's page fragment as TCP's own
+ * sendmsg uses, or for an FPDU larger than that a compound page of its
+ * own, freed by TCP once the data is acknowledged. Only when no such page
+ * is available the FPDU goes into a buffer that TCP copies from and that
+ * is freed as soon as it is sent. Nothing stays allocated between FPDUs.
+ * Pages handed to TCP are charged to the socket's memory cgroup by TCP
+ * (sk_wmem_schedule), the buffer with __GFP_ACCOUNT.
+ */
+static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off)
+{
+	struct sock *sk = c->sk;
+	struct page_frag *pfrag = sk_page_frag(sk);
+
+	*off = 0;
+	*page = NULL;
+	if (wire <= PAGE_SIZE << SKB_FRAG_PAGE_ORDER &&
+	    skb_page_frag_refill(wire, pfrag, sk->sk_allocation) &&
+	    pfrag->size - pfrag->offset >= wire) {
+		*page = pfrag->page;
+		*off = pfrag->offset;
+		pfrag->offset += wire;
+		get_page(*page);
+	} else {
+		*page = alloc_pages(sk->sk_allocation | __GFP_COMP | __GFP_NOWARN |
+				    __GFP_NORETRY, get_order(wire));
+	}
+	c->tx_page = *page;
+	if (*page)
+		return (u8 *)page_address(*page) + *off;
+	c->tx_buf = kvmalloc(wire, sk->sk_allocation | __GFP_ACCOUNT);
+	return c->tx_buf;
+}
+
+/* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
+int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+		    struct iov_iter *from, size_t len, int flags)
+{
+	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
+	struct sock *sk = c->sk;
+	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
+	u32 pos, wire, off;
+	struct page *page;
+	u8 *buf;
+	int ret;
+
+	if (mpa_in_startup(c)) {
+		ret = mpa_wait(c, &timeo, mpa_started);
+		if (ret)
+			return ret;
+	}
+	if (c->state == MPA_S_REJECTED)
+		return -ECONNREFUSED;
+	if (c->state != MPA_S_FULL)
+		return c->err ? -c->err_errno : -ENOTCONN;
+	if (len > mpa_mulpdu_locked(c))
+		return -EMSGSIZE;
+	/* after error 2 or 3 the consumer may still send a last message */
+	if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
+		WRITE_ONCE(sk->sk_err, 0);
+
+	/* RFC 5044 7.1.2 rule 4: a Responder sends after it got one FPDU */
+	ret = mpa_wait(c, &timeo, mpa_may_send);
+	if (ret)
+		return ret;
+	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
+	if (c->tx_shut)
+		return sk_stream_error(sk, flags, -EPIPE);
+	ret = mpa_tx_flush(c, flags);
+	if (ret)
+		return ret;
+	/* shutdown(SHUT_WR) came while this sender slept in the flush */
+	if (c->tx_shut)
+		return sk_stream_error(sk, flags, -EPIPE);
+
+	pos = tcp_sk(sk)->write_seq - c->tx_base;
+	if ((flags & MSG_DONTWAIT) && !sk_stream_memory_free(sk)) {
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		return -EAGAIN;
+	}
+	wire = mpa_fpdu_wire_len(pos, len, c->markers_tx);
+	buf = mpa_tx_buf(c, wire, &page, &off);
+	if (!buf)
+		return -ENOMEM;
+	ret = mpa_fpdu_encode(buf, wire, pos, c->markers_tx, c->crc, len,
+			      mpa_copy_src, &src);
+	if (ret < 0) {
+		mpa_tx_release(c);
+		return ret;
+	}
+	c->tx_pend_off = off;
+	c->tx_pend_len = ret;
+	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
+	c->stats.tx_fpdus++;
+	c->stats.tx_octets += len;
+	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
+				MPA_CRC_LEN) / MPA_MARKER_LEN;
+
+	/* The FPDU is committed: a rest that did not fit goes out later. */
+	ret = mpa_tx_flush(c, flags);
+	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
+		return ret;
+	return len;
+}
+
+int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
+{
+	struct mpa_conn *c = mpa_get(sk);
+	int ret;
+
+	mpa_lock_tx(c);
+	if (!mpa_framing(c))
+		ret = tcp_sendmsg_locked(sk, msg, size);
+	else if (msg->msg_flags & MSG_OOB)
+		ret = -EOPNOTSUPP;
+	else
+		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
+				      msg->msg_flags);
+	mpa_unlock_tx(c);
+	return ret;
+}
+
+/*
+ * shutdown(SHUT_WR) in framing mode: no FPDU starts after it, and its FIN
+ * must not cut the FPDU being sent (the peer would see RFC 5044 error 1).
+ * If part of that FPDU is still with MPA (send space ran out, or another
+ * thread's send sleeps in its flush), the FIN is queued behind it: the
+ * flush that completes the FPDU (that sender, or the write-space worker)
+ * sends it. Like TCP, which queues its FIN behind unsent data, shutdown
+ * does not wait.
+ */
+int mpa_sock_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	struct mpa_conn *c = mpa_get(sk);
+	bool defer = false;
+
+	if (how != SHUT_WR && how != SHUT_RDWR)
+		return c->sk_ops->shutdown(sock, how);
+	lock_sock(sk);
+	if (mpa_framing(c) && !(sk->sk_shutdown & SEND_SHUTDOWN) &&
+	    ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT))) {
+		c->tx_shut = true;
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (c->tx_pend_len) {
+			c->tx_fin = true;
+			defer = true;
+		}
+	}
+	release_sock(sk);
+	if (!defer)
+		return c->sk_ops->shutdown(sock, how);
+	return how == SHUT_RDWR ? c->sk_ops->shutdown(sock, SHUT_RD) : 0;
+}
+
+int mpa_sendpage(struct sock *sk, struct page *page, int offset,
+		 size_t size, int flags)
+{
+	struct mpa_conn *c = mpa_get(sk);
+
+	if (mpa_framing(c))
+		return -EOPNOTSUPP;
+	return c->sk_proto->sendpage(sk, page, offset, size, flags);
+}
+
+void mpa_write_space(struct sock *sk)
+{
+	struct mpa_conn *c;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	c = mpa_get(sk);
+	if (c) {
+		if (c->tx_pend_len && !c->tx_busy && !c->closing) {
+			sock_hold(sk);
+			if (!schedule_work(&c->tx_work))
+				sock_put(sk);
+		} else if (c->consumer && c->consumer->write_space) {
+			c->consumer->write_space(c);
+		}
+		c->saved_write_space(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
