@@ -2,7 +2,8 @@
 /*
  * MPA module internals shared between its source files: mpa_main.c
  * (ULP glue, socket options), mpa_cm.c (startup), mpa_tx.c and
- * mpa_rx.c (data path), mpa_consumer.c (in-kernel consumer API).
+ * mpa_rx.c (data path), mpa_consumer.c (in-kernel consumer API),
+ * mpa_diag.c (sock_diag), mpa_proc.c (/proc/net/mpa_stat).
  */
 #ifndef _MPA_H
 #define _MPA_H
@@ -13,6 +14,8 @@
 #include <net/inet_connection_sock.h>
 #include <net/mpa.h>
 #include <net/sock.h>
+
+#include <trace/events/mpa.h>
 
 #include "mpa_proto.h"
 
@@ -177,6 +180,61 @@ static inline void mpa_unlock_tx(struct mpa_conn *c)
 static inline void mpa_wake(struct mpa_conn *c)
 {
 	c->saved_data_ready(c->sk);
+}
+
+/* mpa_proc.c: the counters of /proc/net/mpa_stat, per network namespace */
+enum mpa_mib_field {
+	MPA_MIB_ATTACHED,	/* ULP attached to a socket */
+	MPA_MIB_STARTED,	/* startup began (Request sent or awaited) */
+	MPA_MIB_FULL,		/* full operation reached */
+	MPA_MIB_REJECTED,	/* a Reply with R=1, sent or received */
+	MPA_MIB_FAILED,		/* startup ended in MPA_S_ERROR */
+	MPA_MIB_TIMEOUTS,	/* of these, by the startup timeout */
+	MPA_MIB_REV0,		/* full operation at revision 0, 1, 2 */
+	MPA_MIB_REV1,
+	MPA_MIB_REV2,
+	MPA_MIB_ERR_TCP_CLOSED,	/* errors by RFC 5044 code 1 to 4 */
+	MPA_MIB_ERR_CRC,
+	MPA_MIB_ERR_MARKER,
+	MPA_MIB_ERR_STARTUP,
+	MPA_MIB_TX_FPDUS,
+	MPA_MIB_TX_OCTETS,	/* ULPDU octets */
+	MPA_MIB_RX_FPDUS,
+	MPA_MIB_RX_OCTETS,
+	MPA_MIB_MAX
+};
+
+void mpa_mib_add(const struct sock *sk, enum mpa_mib_field field,
+		 unsigned long n);
+int mpa_proc_init(void);
+void mpa_proc_exit(void);
+
+static inline void mpa_mib_inc(const struct sock *sk, enum mpa_mib_field field)
+{
+	mpa_mib_add(sk, field, 1);
+}
+
+/* Every state change goes through here: traced and counted. */
+static inline void mpa_set_state(struct mpa_conn *c, u32 state)
+{
+	trace_mpa_state(c->sk, c->state, state);
+	switch (state) {
+	case MPA_S_REQ_SENT:
+	case MPA_S_REQ_WAIT:
+		mpa_mib_inc(c->sk, MPA_MIB_STARTED);
+		break;
+	case MPA_S_FULL:
+		mpa_mib_inc(c->sk, MPA_MIB_FULL);
+		mpa_mib_inc(c->sk, MPA_MIB_REV0 + min_t(u32, c->rev, 2));
+		break;
+	case MPA_S_REJECTED:
+		mpa_mib_inc(c->sk, MPA_MIB_REJECTED);
+		break;
+	case MPA_S_ERROR:
+		mpa_mib_inc(c->sk, MPA_MIB_FAILED);
+		break;
+	}
+	c->state = state;
 }
 
 /* mpa_main.c */

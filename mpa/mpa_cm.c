@@ -18,8 +18,11 @@ void mpa_timeout_work(struct work_struct *work)
 	struct sock *sk = c->sk;
 
 	lock_sock(sk);
-	if (!c->closing && (c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT))
+	if (!c->closing && (c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT)) {
+		trace_mpa_timeout(sk);
+		mpa_mib_inc(sk, MPA_MIB_TIMEOUTS);
 		mpa_fail(c, MPA_ERR_STARTUP, -ETIMEDOUT);
+	}
 	release_sock(sk);
 	sock_put(sk);
 }
@@ -51,7 +54,7 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 	c->tx_base = tp->write_seq;
 	/* FPDUs must not wait for Nagle */
 	tp->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
-	c->state = MPA_S_FULL;
+	mpa_set_state(c, MPA_S_FULL);
 }
 
 /* Sending FPDUs became possible: wake senders and pollers. */
@@ -131,6 +134,7 @@ static void mpa_frame_done(struct mpa_conn *c)
 	u16 pd_len = c->peer.pd_len;
 
 	mpa_frame_shrink(c);
+	trace_mpa_frame(c->sk, false, c->frame);
 	pd = c->frame + MPA_FRAME_HDR_LEN;
 
 	mpa_stop_timeout(c);
@@ -159,14 +163,14 @@ static void mpa_frame_done(struct mpa_conn *c)
 		c->lflags &= ~MPA_F_NO_CRC;
 	}
 	if (c->role == MPA_ROLE_RESPONDER) {
-		c->state = MPA_S_REQ_RCVD;
+		mpa_set_state(c, MPA_S_REQ_RCVD);
 		if (c->consumer)
 			c->consumer->request(c, pd, pd_len);
 		mpa_wake(c);
 		return;
 	}
 	if (c->peer.reject) {
-		c->state = MPA_S_REJECTED;
+		mpa_set_state(c, MPA_S_REJECTED);
 	} else {
 		mpa_enter_full(c, c->peer.markers);
 		c->rx_stop = false;
@@ -252,6 +256,8 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 	memcpy(buf + MPA_FRAME_HDR_LEN + off, pd, pd_len);
 	len = mpa_frame_encode(buf, MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN, &fi,
 			       buf + MPA_FRAME_HDR_LEN);
+	if (len >= 0)
+		trace_mpa_frame(c->sk, true, buf);
 	ret = len < 0 ? len : mpa_send_raw(c, buf, len, MSG_EOR | MSG_NOSIGNAL);
 	kfree(buf);
 	if (ret >= 0 && ret != len)
@@ -312,7 +318,7 @@ int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 				     s->pd_len);
 		if (ret)
 			return ret;
-		c->state = MPA_S_REQ_SENT;
+		mpa_set_state(c, MPA_S_REQ_SENT);
 	} else {
 		if (s->lsm_len) {
 			ret = mpa_send_raw(c, s->lsm, s->lsm_len, MSG_EOR | MSG_NOSIGNAL);
@@ -321,7 +327,7 @@ int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 			if (ret != s->lsm_len)
 				return -EPIPE;
 		}
-		c->state = MPA_S_REQ_WAIT;
+		mpa_set_state(c, MPA_S_REQ_WAIT);
 	}
 	if (c->timeout_ms) {
 		sock_hold(sk);
@@ -356,7 +362,7 @@ int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
 	if (ret)
 		return ret;
 	if (reject) {
-		c->state = MPA_S_REJECTED;
+		mpa_set_state(c, MPA_S_REJECTED);
 		return 0;
 	}
 	/* M in the Request: the Responder adds markers */

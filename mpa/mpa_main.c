@@ -20,6 +20,9 @@
 
 #include "mpa.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/mpa.h>
+
 bool mpa_allow_no_crc;
 module_param_named(allow_no_crc, mpa_allow_no_crc, bool, 0644);
 MODULE_PARM_DESC(allow_no_crc,
@@ -68,11 +71,14 @@ void mpa_fail(struct mpa_conn *c, u32 code, int err)
 		return;
 	err = -err;
 	c->err = code;
+	trace_mpa_error(sk, code, err);
+	if (code >= MPA_ERR_TCP_CLOSED && code <= MPA_ERR_STARTUP)
+		mpa_mib_inc(sk, MPA_MIB_ERR_TCP_CLOSED + code - MPA_ERR_TCP_CLOSED);
 	c->err_errno = err;
 	c->rx_stop = true;
 	c->rx_ready = false;
 	if (mpa_in_startup(c) || code == MPA_ERR_STARTUP)
-		c->state = MPA_S_ERROR;
+		mpa_set_state(c, MPA_S_ERROR);
 	if (code == MPA_ERR_STARTUP && !c->closing) {
 		sock_hold(sk);
 		if (!schedule_work(&c->abort_work))
@@ -487,6 +493,7 @@ static int mpa_ulp_init(struct sock *sk)
 	c->saved_write_space = sk->sk_write_space;
 	c->saved_state_change = sk->sk_state_change;
 	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, c);
+	mpa_mib_inc(sk, MPA_MIB_ATTACHED);
 	sk->sk_data_ready = mpa_data_ready;
 	sk->sk_write_space = mpa_write_space;
 	sk->sk_state_change = mpa_state_change;
@@ -520,7 +527,15 @@ struct tcp_ulp_ops mpa_ulp_ops __read_mostly = {
 
 static int __init mpa_module_init(void)
 {
-	return tcp_register_ulp(&mpa_ulp_ops);
+	int ret;
+
+	ret = mpa_proc_init();
+	if (ret)
+		return ret;
+	ret = tcp_register_ulp(&mpa_ulp_ops);
+	if (ret)
+		mpa_proc_exit();
+	return ret;
 }
 
 static void __exit mpa_module_exit(void)
@@ -528,6 +543,7 @@ static void __exit mpa_module_exit(void)
 	tcp_unregister_ulp(&mpa_ulp_ops);
 	/* contexts are freed with kfree_rcu() */
 	rcu_barrier();
+	mpa_proc_exit();
 }
 
 module_init(mpa_module_init);

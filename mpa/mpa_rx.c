@@ -62,8 +62,12 @@ void mpa_consumer_deliver(struct mpa_conn *c)
 
 static void mpa_rx_ulpdu(struct mpa_conn *c)
 {
-	c->stats.rx_octets += c->rx.ulpdu_len;
 	struct socket_wq *wq;
+
+	c->stats.rx_octets += c->rx.ulpdu_len;
+	mpa_mib_inc(c->sk, MPA_MIB_RX_FPDUS);
+	mpa_mib_add(c->sk, MPA_MIB_RX_OCTETS, c->rx.ulpdu_len);
+	trace_mpa_fpdu_rx(c->sk, c->rx.ulpdu_len);
 
 	if (!c->tx_allowed) {
 		c->tx_allowed = true;

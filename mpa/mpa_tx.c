@@ -287,6 +287,9 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
 	c->stats.tx_fpdus++;
 	c->stats.tx_octets += len;
+	mpa_mib_inc(c->sk, MPA_MIB_TX_FPDUS);
+	mpa_mib_add(c->sk, MPA_MIB_TX_OCTETS, len);
+	trace_mpa_fpdu_tx(c->sk, len);
 	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
 				MPA_CRC_LEN) / MPA_MARKER_LEN;
 

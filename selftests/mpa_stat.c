@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /proc/net/mpa_stat and the mpa tracepoints. Each test runs in a network
+ * namespace of its own, where the counters start at zero, so every
+ * counter is checked for its exact value after a known sequence of
+ * connections; the tracepoints are read back through tracefs.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "mpa_proto.h"
+#include <linux/mpa.h>
+#include "kselftest_harness.h"
+#include "mpa_test_util.h"
+#include "mpa_sock_util.h"
+
+static const char *const stat_names[] = {
+	"MpaAttached", "MpaStarted", "MpaFullOperation", "MpaRejected",
+	"MpaStartupFailed", "MpaStartupTimeouts", "MpaRev0", "MpaRev1",
+	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
+	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
+	"MpaRxOctets",
+};
+
+#define NSTATS ARRAY_SIZE(stat_names)
+
+enum {
+	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
+	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
+};
+
+/* Reads /proc/net/mpa_stat; every name must be there, in this order. */
+static int read_stats(unsigned long *v)
+{
+	char name[64];
+	unsigned int i;
+	FILE *f;
+	int ret = 0;
+
+	f = fopen("/proc/net/mpa_stat", "r");
+	if (!f)
+		return -1;
+	for (i = 0; i < NSTATS; i++)
+		if (fscanf(f, "%63s %lu", name, &v[i]) != 2 ||
+		    strcmp(name, stat_names[i]))
+			ret = -1;
+	if (fscanf(f, "%63s", name) != EOF)	/* nothing more */
+		ret = -1;
+	fclose(f);
+	return ret;
+}
+
+/* A new network namespace with lo up: its counters are all zero. */
+static int new_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd, ret;
+
+	if (unshare(CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret)
+		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	close(fd);
+	return ret;
+}
+
+FIXTURE(stat) {
+	unsigned long v[NSTATS];
+};
+
+FIXTURE_SETUP(stat)
+{
+	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, read_stats(self->v));
+}
+
+FIXTURE_TEARDOWN(stat)
+{
+}
+
+TEST_F(stat, fresh_namespace_is_zero)
+{
+	unsigned int i;
+
+	for (i = 0; i < NSTATS; i++)
+		EXPECT_EQ(0, self->v[i]);
+}
+
+TEST_F(stat, full_operation_and_messages)
+{
+	static const size_t sizes[] = { 100, 1000, 1 };
+	char buf[1000], got[1000];
+	unsigned int i;
+	int fds[2];
+
+	ASSERT_EQ(0, mt_full_pair(AF_INET, fds, 0, 0));
+	mt_fill(buf, sizeof(buf), 1);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(sizes[i], send(fds[0], buf, sizes[i], 0));
+		ASSERT_EQ(sizes[i], mt_readn(fds[1], got, sizes[i], RAW_TMO_MS));
+	}
+	ASSERT_EQ(2, send(fds[1], "ok", 2, 0));
+	ASSERT_EQ(2, mt_readn(fds[0], got, 2, RAW_TMO_MS));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(2, self->v[ATTACHED]);
+	EXPECT_EQ(2, self->v[STARTED]);
+	EXPECT_EQ(2, self->v[FULL]);
+	EXPECT_EQ(mt_info(fds[0]).rev == 2 ? 2 : 0, self->v[REV2]);
+	EXPECT_EQ(mt_info(fds[0]).rev == 1 ? 2 : 0, self->v[REV1]);
+	EXPECT_EQ(0, self->v[REV0]);
+	EXPECT_EQ(0, self->v[REJECTED] + self->v[FAILED] + self->v[TIMEOUTS]);
+	EXPECT_EQ(0, self->v[ERR1] + self->v[ERR2] + self->v[ERR3] + self->v[ERR4]);
+	EXPECT_EQ(4, self->v[TX_FPDUS]);
+	EXPECT_EQ(1103, self->v[TX_OCTETS]);
+	EXPECT_EQ(4, self->v[RX_FPDUS]);
+	EXPECT_EQ(1103, self->v[RX_OCTETS]);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST_F(stat, reject_crc_error_and_timeout)
+{
+	__u8 data[10], wire[64], got[16];
+	struct mpa_start s = { .role = MPA_ROLE_RESPONDER };
+	__u32 tmo = 200;
+	int fds[2], n;
+
+	/* a rejected startup: counted once at each end */
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
+	ASSERT_EQ(0, mt_start(fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_REJECT, "no", 2));
+	ASSERT_EQ(0, mt_wait_state(fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	close(fds[0]);
+	close(fds[1]);
+
+	/* error 2 from a raw Responder's bad CRC */
+	ASSERT_EQ(0, mt_raw_responder(AF_INET, fds, 0, MPA_FLAG_C, 0));
+	mt_fill(data, sizeof(data), 3);
+	n = mt_enc(wire, sizeof(wire), 0, false, true, data, sizeof(data));
+	ASSERT_LT(0, n);
+	wire[n - 1] ^= 0x80;
+	ASSERT_EQ(0, mt_writen(fds[1], wire, n));
+	EXPECT_EQ(-1, recv(fds[0], got, sizeof(got), 0));
+	EXPECT_EQ(EBADMSG, errno);
+	close(fds[0]);
+	close(fds[1]);
+
+	/* a Responder whose Request never comes: timeout, error 4 */
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
+	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	close(fds[0]);
+	close(fds[1]);
+
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(4, self->v[ATTACHED]);
+	EXPECT_EQ(4, self->v[STARTED]);
+	EXPECT_EQ(2, self->v[REJECTED]);	/* sent and received */
+	EXPECT_EQ(1, self->v[FULL]);		/* the raw Responder's peer */
+	EXPECT_EQ(1, self->v[FAILED]);
+	EXPECT_EQ(1, self->v[TIMEOUTS]);
+	EXPECT_EQ(0, self->v[ERR1]);
+	EXPECT_EQ(1, self->v[ERR2]);
+	EXPECT_EQ(0, self->v[ERR3]);
+	EXPECT_EQ(1, self->v[ERR4]);
+	EXPECT_EQ(0, self->v[RX_FPDUS]);
+}
+
+/* ---- tracepoints ---- */
+
+static const char *tracefs(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char p[64];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/trace", dirs[i]);
+		if (!access(p, F_OK))
+			return dirs[i];
+	}
+	if (!mount("tracefs", dirs[0], "tracefs", 0, NULL))
+		return dirs[0];
+	return NULL;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char p[128];
+	int fd, ret;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* The whole trace buffer as one string (caller frees). */
+static char *read_trace(const char *dir)
+{
+	size_t len = 0, cap = 1 << 16;
+	char p[128], *buf = malloc(cap);
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/trace", dir);
+	fd = open(p, O_RDONLY);
+	if (fd < 0 || !buf)
+		return NULL;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				break;
+		}
+	}
+	close(fd);
+	if (buf)
+		buf[len] = 0;
+	return buf;
+}
+
+static unsigned short local_port(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	return ntohs(a.sin_port);
+}
+
+TEST(tracepoints)
+{
+	char want[160], buf[100] = { 0 }, *trace;
+	const char *dir = tracefs();
+	unsigned short ip, rp;
+	unsigned int rev, e;
+	int fds[2];
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "1"));
+	ASSERT_EQ(0, write_file(dir, "trace", ""));
+	ASSERT_EQ(0, mt_full_pair(AF_INET, fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(100, send(fds[0], buf, 100, 0));
+	ASSERT_EQ(100, mt_readn(fds[1], buf, 100, RAW_TMO_MS));
+	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "0"));
+	trace = read_trace(dir);
+	ASSERT_NE(NULL, trace);
+	ip = local_port(fds[0]);
+	rp = local_port(fds[1]);
+
+	snprintf(want, sizeof(want), "mpa_state: sport=%u dport=%u IDLE -> REQ_SENT", ip, rp);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_state: sport=%u dport=%u REQ_SENT -> FULL", ip, rp);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_state: sport=%u dport=%u REQ_RCVD -> FULL", rp, ip);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	/* M and C from the Initiator, which wants markers; C from the Responder */
+	rev = mt_info(fds[0]).rev;
+	e = rev == 2 ? MPA_FLAG_E : 0;
+	snprintf(want, sizeof(want),
+		 "mpa_frame: sport=%u dport=%u sent Request flags=0x%02x rev=%u pd_len=%u",
+		 ip, rp, MPA_FLAG_M | MPA_FLAG_C | e, rev, e ? 8 : 0);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want),
+		 "mpa_frame: sport=%u dport=%u received Reply flags=0x%02x rev=%u pd_len=%u",
+		 ip, rp, MPA_FLAG_C | e, rev, e ? 8 : 0);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_fpdu_tx: sport=%u dport=%u ulpdu_len=100", ip, rp);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_fpdu_rx: sport=%u dport=%u ulpdu_len=100", rp, ip);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	free(trace);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(tracepoint_error_and_timeout)
+{
+	struct mpa_start s = { .role = MPA_ROLE_RESPONDER };
+	const char *dir = tracefs();
+	char want[128], *trace;
+	__u32 tmo = 100;
+	int fds[2];
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)));
+	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "1"));
+	ASSERT_EQ(0, write_file(dir, "trace", ""));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
+	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "0"));
+	trace = read_trace(dir);
+	ASSERT_NE(NULL, trace);
+	snprintf(want, sizeof(want), "mpa_timeout: sport=%u", local_port(fds[1]));
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_error: sport=%u dport=%u code=4 errno=%d",
+		 local_port(fds[1]), local_port(fds[0]), ETIMEDOUT);
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "mpa_state: sport=%u dport=%u REQ_WAIT -> ERROR",
+		 local_port(fds[1]), local_port(fds[0]));
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
+	free(trace);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST_HARNESS_MAIN
