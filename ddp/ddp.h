@@ -19,7 +19,6 @@
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
-#include <linux/wait.h>
 #include <linux/xarray.h>
 #include <net/ddp.h>
 #include <net/mpa.h>
@@ -27,7 +26,6 @@
 #include "ddp_proto.h"
 
 #define DDP_SEND_RETRIES	8	/* MULPDU changes in a row one segment survives */
-#define DDP_EVQ_LEN		1024	/* events a stream keeps for its reader */
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
 #define DDP_MAX_REG_LEN		BIT_ULL(32)
 #define DDP_STAG_INDEX_MAX	0xffffff
@@ -99,7 +97,7 @@ struct ddp_pd {
 
 /**
  * struct ddp_rbuf - a posted untagged buffer
- * @list: in its queue, or on the stream's done list
+ * @list: in its queue
  * @mem: its memory
  * @cookie: the ULP's cookie
  * @placed: payload octets placed so far
@@ -135,16 +133,14 @@ struct ddp_queue {
  * struct ddp_stream - one DDP stream over one MPA connection
  * @pd: its protection domain
  * @id: stream ID
- * @sock: the MPA socket (a reference on its file)
+ * @sock: the MPA socket, kept by its owner until the stream is released
  * @conn: the MPA connection
  * @ops: the ULP's callbacks
  * @priv: the ULP's cookie
  * @nqueues: untagged queues
  * @q: the queues
- * @lock: protects @q lists, @done and the event ring against the
- *	receive path
+ * @lock: protects the @q lists against the receive path
  * @tx_lock: one message at a time
- * @done: completed or flushed buffers to free in process context
  * @nposted: buffers posted on all queues
  * @hdr: header octets of the segment being received
  * @hdr_have: how many
@@ -161,11 +157,6 @@ struct ddp_queue {
  *	(RDMAC) startup (RFC 5044 Appendix C)
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
- * @ev: event ring (user-space streams)
- * @ev_head: next event to read
- * @ev_tail: next free slot
- * @ev_lost: events that did not fit
- * @wq: readers and pollers of the ring
  */
 struct ddp_stream {
 	struct ddp_pd		*pd;
@@ -176,9 +167,8 @@ struct ddp_stream {
 	void			*priv;
 	u32			nqueues;
 	struct ddp_queue	q[DDP_MAX_QUEUES];
-	spinlock_t		lock;		/* queues, done, events */
+	spinlock_t		lock;		/* the queues */
 	struct mutex		tx_lock;	/* one message at a time */
-	struct list_head	done;
 	u32			nposted;
 
 	u8			hdr[DDP_UNTAGGED_HDR_LEN];
@@ -193,12 +183,6 @@ struct ddp_stream {
 	bool			stopped;
 	u8			dv;
 	bool			shut;
-
-	struct ddp_event	*ev;
-	u32			ev_head;
-	u32			ev_tail;
-	u64			ev_lost;
-	wait_queue_head_t	wq;
 };
 
 /* ddp_mem.c */
@@ -208,8 +192,8 @@ int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 		  u32 first, u64 len);
 void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len);
 struct ddp_pd *__ddp_pd_alloc(gfp_t gfp);
-void ddp_mr_free(struct ddp_mr *mr);
-int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag);
+int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
+		struct ddp_mem *mem, u64 base_to, u32 access, u32 *stag);
 struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag);
 void ddp_invalidate_owned(struct ddp_stream *s);
 
@@ -217,14 +201,11 @@ void ddp_invalidate_owned(struct ddp_stream *s);
 extern struct mpa_consumer ddp_consumer;
 void ddp_event(struct ddp_stream *s, const struct ddp_event *ev);
 void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn);
+void ddp_stream_stop(struct ddp_stream *s);
 
 /* ddp_stream.c */
-void ddp_free_done(struct ddp_stream *s);
-struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
-				     u32 nqueues,
-				     const struct ddp_stream_ops *ops,
-				     void *priv, struct ddp_event *ev);
-int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b);
+void ddp_rbuf_free(struct ddp_rbuf *b);
+int ddp_stream_shutdown(struct ddp_stream *s);
 
 /* ddp_cdev.c */
 int ddp_cdev_init(void);

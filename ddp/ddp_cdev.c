@@ -18,76 +18,174 @@
 
 #include "ddp.h"
 
-/* ---- user space: /dev/ddp and stream files ---- */
+#define DDP_EVQ_LEN		1024	/* events a stream keeps for its reader */
+
+/**
+ * struct ddp_upost - user memory posted as an untagged buffer
+ * @list: on &ddp_ustream.done once the buffer came back
+ * @mem: the pinned pages, handed to ddp_post_recv_pages()
+ * @cookie: the user's cookie
+ *
+ * The stream sees the pages and, as the buffer's cookie, the address of
+ * this record: when the buffer comes back (DDP_EV_RECV, DDP_EV_FLUSH),
+ * the event callback puts the user's cookie in the event and the record
+ * on the done list, whose pages are unpinned in process context.
+ */
+struct ddp_upost {
+	struct list_head list;
+	struct ddp_mem	mem;
+	u64		cookie;
+};
+
+/**
+ * struct ddp_ustream - a stream file: a DDP stream with a user-space reader
+ * @s: the stream
+ * @sock: the MPA socket (a reference on its file)
+ * @lock: protects the ring and @done against the event callback
+ * @done: buffers that came back, to unpin in process context
+ * @ev: event ring
+ * @ev_head: next event to read
+ * @ev_tail: next free slot
+ * @ev_lost: events that did not fit
+ * @wq: readers and pollers of the ring
+ */
+struct ddp_ustream {
+	struct ddp_stream	*s;
+	struct socket		*sock;
+	spinlock_t		lock;		/* ring, done */
+	struct list_head	done;
+	struct ddp_event	*ev;
+	u32			ev_head;
+	u32			ev_tail;
+	u64			ev_lost;
+	wait_queue_head_t	wq;
+};
+
+static void ddp_upost_free(struct ddp_upost *p)
+{
+	ddp_mem_release(&p->mem, true);
+	kfree(p);
+}
+
+/* Unpin the buffers that came back. */
+static void ddp_ustream_reclaim(struct ddp_ustream *us)
+{
+	struct ddp_upost *p, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock_bh(&us->lock);
+	list_splice_init(&us->done, &list);
+	spin_unlock_bh(&us->lock);
+	list_for_each_entry_safe(p, tmp, &list, list)
+		ddp_upost_free(p);
+}
 
 /*
  * The last slot of the ring is kept for the error that stops a stream
  * whose reader does not keep up: a local catastrophic error (0x0/0x00).
  */
-static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *ev)
+static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *kev)
 {
+	struct ddp_ustream *us = ddp_stream_priv(s);
 	struct ddp_event full = {
 		.type = DDP_EV_ERROR,
 		.err_type = DDP_ETYPE_CATASTROPHIC,
 		.err_code = DDP_ECODE_CATASTROPHIC,
 	};
+	struct ddp_event ev = *kev;
+	struct ddp_upost *p = NULL;
 
-	spin_lock_bh(&s->lock);
-	if (s->ev_tail - s->ev_head < DDP_EVQ_LEN - 1) {
-		s->ev[s->ev_tail++ % DDP_EVQ_LEN] = *ev;
-	} else if (!s->ev_lost++) {
-		s->ev[s->ev_tail++ % DDP_EVQ_LEN] = full;
-		s->stopped = true;
+	if (ev.type == DDP_EV_RECV || ev.type == DDP_EV_FLUSH) {
+		p = (struct ddp_upost *)(uintptr_t)ev.cookie;
+		ev.cookie = p->cookie;
 	}
-	spin_unlock_bh(&s->lock);
-	wake_up_interruptible(&s->wq);
+	spin_lock_bh(&us->lock);
+	if (p)
+		list_add_tail(&p->list, &us->done);
+	if (us->ev_tail - us->ev_head < DDP_EVQ_LEN - 1) {
+		us->ev[us->ev_tail++ % DDP_EVQ_LEN] = ev;
+	} else if (!us->ev_lost++) {
+		us->ev[us->ev_tail++ % DDP_EVQ_LEN] = full;
+		ddp_stream_stop(s);
+	}
+	spin_unlock_bh(&us->lock);
+	wake_up_interruptible(&us->wq);
 }
 
 static const struct ddp_stream_ops ddp_user_ops = {
 	.event = ddp_user_event,
 };
 
+static struct ddp_ustream *ddp_ustream_alloc(struct socket *sock)
+{
+	struct ddp_ustream *us = kzalloc(sizeof(*us), GFP_KERNEL_ACCOUNT);
+
+	if (!us)
+		return NULL;
+	/* 72 KiB: kmalloc would take an order-5 (128 KiB) block */
+	us->ev = __vmalloc(array_size(DDP_EVQ_LEN, sizeof(*us->ev)),
+			   GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!us->ev) {
+		kfree(us);
+		return NULL;
+	}
+	us->sock = sock;
+	spin_lock_init(&us->lock);
+	INIT_LIST_HEAD(&us->done);
+	init_waitqueue_head(&us->wq);
+	return us;
+}
+
+static void ddp_ustream_free(struct ddp_ustream *us)
+{
+	kvfree(us->ev);
+	kfree(us);
+}
+
 static int ddp_stream_file_release(struct inode *inode, struct file *file)
 {
-	struct ddp_stream *s = file->private_data;
-	struct socket *sock = s->sock;
+	struct ddp_ustream *us = file->private_data;
+	struct socket *sock = us->sock;
 
-	ddp_stream_release(s, false);
+	/* posted buffers come back as DDP_EV_FLUSH: to the done list */
+	ddp_stream_release(us->s, false);
+	ddp_ustream_reclaim(us);
+	ddp_ustream_free(us);
 	sockfd_put(sock);
 	return 0;
 }
 
-static bool ddp_ev_ready(struct ddp_stream *s)
+static bool ddp_ev_ready(struct ddp_ustream *us)
 {
-	return READ_ONCE(s->ev_tail) != READ_ONCE(s->ev_head);
+	return READ_ONCE(us->ev_tail) != READ_ONCE(us->ev_head);
 }
 
 static ssize_t ddp_stream_read(struct file *file, char __user *buf, size_t len,
 			       loff_t *ppos)
 {
-	struct ddp_stream *s = file->private_data;
+	struct ddp_ustream *us = file->private_data;
 	struct ddp_event ev;
 	size_t done = 0;
 	int ret;
 
 	if (len < sizeof(ev))
 		return -EINVAL;
-	ddp_free_done(s);
+	ddp_ustream_reclaim(us);
 	while (done + sizeof(ev) <= len) {
-		spin_lock_bh(&s->lock);
-		if (s->ev_tail == s->ev_head) {
-			spin_unlock_bh(&s->lock);
+		spin_lock_bh(&us->lock);
+		if (us->ev_tail == us->ev_head) {
+			spin_unlock_bh(&us->lock);
 			if (done)
 				break;
 			if (file->f_flags & O_NONBLOCK)
 				return -EAGAIN;
-			ret = wait_event_interruptible(s->wq, ddp_ev_ready(s));
+			ret = wait_event_interruptible(us->wq, ddp_ev_ready(us));
 			if (ret)
 				return ret;
 			continue;
 		}
-		ev = s->ev[s->ev_head++ % DDP_EVQ_LEN];
-		spin_unlock_bh(&s->lock);
+		ev = us->ev[us->ev_head++ % DDP_EVQ_LEN];
+		spin_unlock_bh(&us->lock);
 		if (copy_to_user(buf + done, &ev, sizeof(ev)))
 			return done ? done : -EFAULT;
 		done += sizeof(ev);
@@ -97,41 +195,45 @@ static ssize_t ddp_stream_read(struct file *file, char __user *buf, size_t len,
 
 static __poll_t ddp_stream_poll(struct file *file, poll_table *wait)
 {
-	struct ddp_stream *s = file->private_data;
+	struct ddp_ustream *us = file->private_data;
 	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
 
-	poll_wait(file, &s->wq, wait);
-	if (ddp_ev_ready(s))
+	poll_wait(file, &us->wq, wait);
+	if (ddp_ev_ready(us))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	return mask;
 }
 
-static long ddp_ioc_post_recv(struct ddp_stream *s, void __user *arg)
+/* Pin the user's buffer and post its pages with ddp_post_recv_pages(). */
+static long ddp_ioc_post_recv(struct ddp_ustream *us, void __user *arg)
 {
 	struct ddp_post_recv pr;
-	struct ddp_rbuf *b;
+	struct ddp_upost *p;
 	int ret;
 
 	if (copy_from_user(&pr, arg, sizeof(pr)))
 		return -EFAULT;
-	if (pr.pad || pr.qn >= s->nqueues)
+	if (pr.pad || pr.qn >= us->s->nqueues)
 		return -EINVAL;
-	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
-	if (!b)
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
 		return -ENOMEM;
-	ret = ddp_mem_pin(&b->mem, pr.addr, pr.len, true);
-	if (!ret) {
-		b->cookie = pr.cookie;
-		ret = ddp_post(s, pr.qn, b);
-		if (!ret)
-			return 0;
-		ddp_mem_release(&b->mem, false);
+	ret = ddp_mem_pin(&p->mem, pr.addr, pr.len, true);
+	if (ret) {
+		kfree(p);
+		return ret;
 	}
-	kfree(b);
+	p->cookie = pr.cookie;
+	ret = ddp_post_recv_pages(us->s, pr.qn, p->mem.pages, p->mem.npages,
+				  p->mem.first, p->mem.len, (uintptr_t)p);
+	if (ret) {
+		ddp_mem_release(&p->mem, false);
+		kfree(p);
+	}
 	return ret;
 }
 
-static long ddp_ioc_send(struct ddp_stream *s, void __user *arg)
+static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
 {
 	struct ddp_send sd;
 	struct iov_iter it;
@@ -150,25 +252,22 @@ static long ddp_ioc_send(struct ddp_stream *s, void __user *arg)
 		return ret;
 	if (iov_iter_count(&it) != sd.len)
 		return -EMSGSIZE;
-	return ddp_send_msg(s, &sd, &it);
+	return ddp_send_msg(us->s, &sd, &it);
 }
 
 static long ddp_stream_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct ddp_stream *s = file->private_data;
+	struct ddp_ustream *us = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	ddp_free_done(s);
+	ddp_ustream_reclaim(us);
 	switch (cmd) {
 	case DDP_IOC_POST_RECV:
-		return ddp_ioc_post_recv(s, uarg);
+		return ddp_ioc_post_recv(us, uarg);
 	case DDP_IOC_SEND:
-		return ddp_ioc_send(s, uarg);
+		return ddp_ioc_send(us, uarg);
 	case DDP_IOC_SHUTDOWN:
-		mutex_lock(&s->tx_lock);
-		s->shut = true;
-		mutex_unlock(&s->tx_lock);
-		return kernel_sock_shutdown(s->sock, SHUT_WR);
+		return ddp_stream_shutdown(us->s);
 	default:
 		return -ENOTTY;
 	}
@@ -186,10 +285,9 @@ static const struct file_operations ddp_stream_fops = {
 
 static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 {
-	struct ddp_stream *s;
+	struct ddp_ustream *us;
 	struct socket *sock;
 	struct ddp_bind b;
-	struct ddp_event *ev;
 	struct file *f;
 	int fd, ret;
 
@@ -200,26 +298,24 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	sock = sockfd_lookup(b.sock_fd, &ret);
 	if (!sock)
 		return ret;
-	/* 72 KiB: kmalloc would take an order-5 (128 KiB) block */
-	ev = __vmalloc(array_size(DDP_EVQ_LEN, sizeof(*ev)),
-		       GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	us = ddp_ustream_alloc(sock);
 	ret = -ENOMEM;
-	if (!ev)
+	if (!us)
 		goto err_sock;
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	ret = fd;
 	if (fd < 0)
-		goto err_ev;
-	s = __ddp_stream_bind(pd, sock, b.nqueues ? b.nqueues : DDP_DEFAULT_QUEUES,
-			      &ddp_user_ops, NULL, ev);
-	ret = PTR_ERR_OR_ZERO(s);
+		goto err_us;
+	/* the ring is in place: mpa_bind() may deliver at once */
+	us->s = ddp_stream_bind(pd, sock, b.nqueues ? b.nqueues : DDP_DEFAULT_QUEUES,
+				&ddp_user_ops, us);
+	ret = PTR_ERR_OR_ZERO(us->s);
 	if (ret)
 		goto err_fd;
-	f = anon_inode_getfile("[ddp-stream]", &ddp_stream_fops, s, O_RDWR);
+	f = anon_inode_getfile("[ddp-stream]", &ddp_stream_fops, us, O_RDWR);
 	if (IS_ERR(f)) {
 		ret = PTR_ERR(f);
-		ddp_stream_release(s, false);
-		goto err_sock_fd;
+		goto err_stream;
 	}
 	b.stream_fd = fd;
 	if (copy_to_user(arg, &b, sizeof(b))) {
@@ -231,24 +327,23 @@ static long ddp_ioc_bind(struct ddp_pd *pd, void __user *arg)
 	fd_install(fd, f);
 	return 0;
 
+err_stream:
+	ddp_stream_release(us->s, false);
 err_fd:
 	put_unused_fd(fd);
-err_ev:
-	kvfree(ev);
+err_us:
+	ddp_ustream_free(us);
 err_sock:
-	sockfd_put(sock);
-	return ret;
-err_sock_fd:
-	put_unused_fd(fd);
 	sockfd_put(sock);
 	return ret;
 }
 
+/* Pin the user's buffer and register it as ddp_reg_pages() does. */
 static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 {
 	struct ddp_stream *owner = NULL;
 	struct ddp_reg_mr r;
-	struct ddp_mr *mr;
+	struct ddp_mem mem;
 	struct fd f = {};
 	int ret;
 
@@ -262,29 +357,19 @@ static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 			fdput(f);
 			return -EBADF;
 		}
-		owner = f.file->private_data;
+		owner = ((struct ddp_ustream *)f.file->private_data)->s;
 		if (owner->pd != pd) {
 			fdput(f);
 			return -EINVAL;
 		}
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	ret = -ENOMEM;
-	if (!mr)
-		goto out;
 	/* only remote write needs the pages writable */
-	ret = ddp_mem_pin(&mr->mem, r.addr, r.len,
-			  r.access & DDP_ACCESS_REMOTE_WRITE);
-	if (ret) {
-		kfree(mr);
+	ret = ddp_mem_pin(&mem, r.addr, r.len, r.access & DDP_ACCESS_REMOTE_WRITE);
+	if (ret)
 		goto out;
-	}
-	mr->owner = owner ? owner->id : pd->id;
-	mr->base_to = r.base_to;
-	mr->access = r.access;
-	ret = ddp_mr_insert(pd, mr, &r.stag);
+	ret = ddp_reg_mem(pd, owner, &mem, r.base_to, r.access, &r.stag);
 	if (ret) {
-		ddp_mr_free(mr);
+		ddp_mem_release(&mem, false);
 		goto out;
 	}
 	if (copy_to_user(arg, &r, sizeof(r))) {

@@ -188,7 +188,7 @@ struct ddp_pd *ddp_pd_alloc(void)
 }
 EXPORT_SYMBOL_GPL(ddp_pd_alloc);
 
-void ddp_mr_free(struct ddp_mr *mr)
+static void ddp_mr_free(struct ddp_mr *mr)
 {
 	ddp_mem_release(&mr->mem, true);
 	kfree(mr);
@@ -240,7 +240,7 @@ static u32 ddp_stag_index(const struct ddp_pd *pd, u32 ctr)
  * is not reused soon. The 8-bit key is random. -EBUSY when
  * DDP_STAG_TRIES indexes in a row are in use.
  */
-int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
+static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 {
 	int ret = -EBUSY, tries;
 	u32 idx;
@@ -265,6 +265,29 @@ int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 	return ret;
 }
 
+/*
+ * Register @mem, pinned user memory or kernel pages, as a tagged buffer:
+ * the buffer takes @mem over on success; on failure @mem stays the
+ * caller's.
+ */
+int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
+		struct ddp_mem *mem, u64 base_to, u32 access, u32 *stag)
+{
+	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	int ret;
+
+	if (!mr)
+		return -ENOMEM;
+	mr->mem = *mem;
+	mr->owner = owner ? owner->id : pd->id;
+	mr->base_to = base_to;
+	mr->access = access;
+	ret = ddp_mr_insert(pd, mr, stag);
+	if (ret)
+		kfree(mr);
+	return ret;
+}
+
 /**
  * ddp_reg_pages() - register kernel pages as a tagged buffer
  * @pd: the PD
@@ -283,23 +306,15 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 		  struct page **pages, u32 npages, u32 first, u64 len,
 		  u64 base_to, u32 access, u32 *stag)
 {
-	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	struct ddp_mem mem;
 	int ret;
 
-	if (!mr)
-		return -ENOMEM;
-	ret = ddp_mem_pages(&mr->mem, pages, npages, first, len);
+	ret = ddp_mem_pages(&mem, pages, npages, first, len);
 	if (ret)
-		goto err;
-	mr->owner = owner ? owner->id : pd->id;
-	mr->base_to = base_to;
-	mr->access = access;
-	ret = ddp_mr_insert(pd, mr, stag);
-	if (!ret)
-		return 0;
-	ddp_mem_release(&mr->mem, false);
-err:
-	kfree(mr);
+		return ret;
+	ret = ddp_reg_mem(pd, owner, &mem, base_to, access, stag);
+	if (ret)
+		ddp_mem_release(&mem, false);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_reg_pages);

@@ -21,6 +21,15 @@ void ddp_event(struct ddp_stream *s, const struct ddp_event *ev)
 	s->ops->event(s, ev);
 }
 
+/*
+ * From the event callback only: the ULP cannot take more events, stop
+ * placement as after an error.
+ */
+void ddp_stream_stop(struct ddp_stream *s)
+{
+	s->stopped = true;
+}
+
 static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 {
 	struct ddp_event ev = {
@@ -58,20 +67,17 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 			spin_unlock_bh(&s->lock);
 			return;
 		}
-		/*
-		 * Read the buffer before it goes to the done list: once the
-		 * lock is dropped, a reader may free it (ddp_free_done()).
-		 */
 		ev.len = b->msg_len;
 		ev.cookie = b->cookie;
 		memcpy(ev.rsvdulp, b->rsvdulp, sizeof(b->rsvdulp));
-		list_move_tail(&b->list, &s->done);
+		list_del(&b->list);
 		q->nposted--;
 		s->nposted--;
 		ev.msn = q->head_msn;
 		q->head_msn = ddp_msn_next(q->head_msn);
 		spin_unlock_bh(&s->lock);
 		ddp_event(s, &ev);
+		ddp_rbuf_free(b);
 	}
 }
 

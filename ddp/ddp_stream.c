@@ -16,28 +16,32 @@
 
 /* ---- streams ---- */
 
-void ddp_free_done(struct ddp_stream *s)
+/*
+ * A buffer that came back (delivered or flushed) holds kernel pages only:
+ * freeing it does not sleep.
+ */
+void ddp_rbuf_free(struct ddp_rbuf *b)
 {
-	struct ddp_rbuf *b, *tmp;
-	LIST_HEAD(list);
-
-	spin_lock_bh(&s->lock);
-	list_splice_init(&s->done, &list);
-	spin_unlock_bh(&s->lock);
-	list_for_each_entry_safe(b, tmp, &list, list) {
-		ddp_mem_release(&b->mem, true);
-		kfree(b);
-	}
+	ddp_mem_release(&b->mem, false);
+	kfree(b);
 }
 
-/*
- * With @ev, the event ring of a user-space stream: it must be in place
- * before mpa_bind(), which may deliver at once.
+/**
+ * ddp_stream_bind() - make an MPA connection a DDP stream
+ * @pd: the stream's protection domain
+ * @sock: a TCP socket; MPA may be started already (by user space or a
+ *	kernel ULP) or later, and ULPDUs received before the bind go to DDP
+ * @nqueues: untagged queues, 1..DDP_MAX_QUEUES
+ * @ops: the ULP's callbacks
+ * @priv: the ULP's cookie, see ddp_stream_priv(); whatever the callbacks
+ *	need must be in place before the call, mpa_bind() may deliver at once
+ *
+ * The stream holds a reference on @pd.
+ * Return: the stream, or an ERR_PTR.
  */
-struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
-				     u32 nqueues,
-				     const struct ddp_stream_ops *ops,
-				     void *priv, struct ddp_event *ev)
+struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
+				   u32 nqueues, const struct ddp_stream_ops *ops,
+				   void *priv)
 {
 	struct ddp_stream *s;
 	struct mpa_conn *conn;
@@ -60,7 +64,6 @@ struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	s->sock = sock;
 	s->ops = ops;
 	s->priv = priv;
-	s->ev = ev;
 	s->dv = DDP_VERSION;
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {
@@ -71,8 +74,6 @@ struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	}
 	spin_lock_init(&s->lock);
 	mutex_init(&s->tx_lock);
-	INIT_LIST_HEAD(&s->done);
-	init_waitqueue_head(&s->wq);
 	refcount_inc(&pd->ref);
 
 	conn = mpa_bind(sock, "ddp", s);
@@ -86,26 +87,6 @@ struct ddp_stream *__ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	ddp_set_version(s, conn);
 	return s;
 }
-
-/**
- * ddp_stream_bind() - make an MPA connection a DDP stream
- * @pd: the stream's protection domain
- * @sock: a TCP socket; MPA may be started already (by user space or a
- *	kernel ULP) or later, and ULPDUs received before the bind go to DDP
- * @nqueues: untagged queues, 1..DDP_MAX_QUEUES
- * @ops: the ULP's callbacks
- * @priv: the ULP's cookie, see ddp_stream_priv()
- *
- * The stream holds a reference on @pd.
- * Return: the stream, or an ERR_PTR.
- */
-struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
-				   u32 nqueues, const struct ddp_stream_ops *ops,
-				   void *priv)
-{
-	return __ddp_stream_bind(pd, sock, nqueues, ops, priv, NULL);
-}
-EXPORT_SYMBOL_GPL(ddp_stream_bind);
 
 /**
  * ddp_stream_priv() - the cookie given to ddp_stream_bind()
@@ -133,7 +114,7 @@ static void ddp_flush(struct ddp_stream *s)
 						     struct ddp_rbuf, list);
 			if (b) {
 				ev.cookie = b->cookie;
-				list_move_tail(&b->list, &s->done);
+				list_del(&b->list);
 				s->q[qn].nposted--;
 				s->nposted--;
 			}
@@ -142,6 +123,7 @@ static void ddp_flush(struct ddp_stream *s)
 				break;
 			ev.qn = qn;
 			ddp_event(s, &ev);
+			ddp_rbuf_free(b);
 		}
 	}
 }
@@ -165,15 +147,13 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	mutex_unlock(&s->tx_lock);
 	ddp_flush(s);
 	ddp_invalidate_owned(s);
-	ddp_free_done(s);
 	ddp_pd_put(s->pd);
 	ida_free(&ddp_ids, s->id);
-	kvfree(s->ev);
 	kfree(s);
 }
 EXPORT_SYMBOL_GPL(ddp_stream_release);
 
-int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
+static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 {
 	int ret = 0;
 
@@ -305,3 +285,15 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_send_msg);
+
+/*
+ * Close the sending half (RFC 5041 section 6.2.1): later sends fail with
+ * -EPIPE, what was sent goes out, then a FIN. Receiving goes on.
+ */
+int ddp_stream_shutdown(struct ddp_stream *s)
+{
+	mutex_lock(&s->tx_lock);
+	s->shut = true;
+	mutex_unlock(&s->tx_lock);
+	return kernel_sock_shutdown(s->sock, SHUT_WR);
+}
