@@ -199,7 +199,7 @@ void ddp_invalidate_owned(struct ddp_stream *s);
 
 /* ddp_rx.c */
 extern struct mpa_consumer ddp_consumer;
-void ddp_event(struct ddp_stream *s, const struct ddp_event *ev);
+void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev);
 void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn);
 void ddp_stream_stop(struct ddp_stream *s);
 

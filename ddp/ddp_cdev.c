@@ -84,7 +84,8 @@ static void ddp_ustream_reclaim(struct ddp_ustream *us)
  * The last slot of the ring is kept for the error that stops a stream
  * whose reader does not keep up: a local catastrophic error (0x0/0x00).
  */
-static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *kev)
+static void ddp_user_event(struct ddp_stream *s,
+			   const struct ddp_stream_event *kev)
 {
 	struct ddp_ustream *us = ddp_stream_priv(s);
 	struct ddp_event full = {
@@ -92,9 +93,23 @@ static void ddp_user_event(struct ddp_stream *s, const struct ddp_event *kev)
 		.err_type = DDP_ETYPE_CATASTROPHIC,
 		.err_code = DDP_ECODE_CATASTROPHIC,
 	};
-	struct ddp_event ev = *kev;
+	struct ddp_event ev = {
+		.type = kev->type,
+		.err_type = kev->err_type,
+		.err_code = kev->err_code,
+		.hdr_len = min_t(u32, kev->hdr_len, sizeof(ev.hdr)),
+		.qn = kev->qn,
+		.msn = kev->msn,
+		.len = kev->len,
+		.stag = kev->stag,
+		.cookie = kev->cookie,
+		.to = kev->to,
+	};
 	struct ddp_upost *p = NULL;
 
+	memcpy(ev.rsvdulp, kev->rsvdulp, sizeof(ev.rsvdulp));
+	if (ev.hdr_len)
+		memcpy(ev.hdr, kev->hdr, ev.hdr_len);
 	if (ev.type == DDP_EV_RECV || ev.type == DDP_EV_FLUSH) {
 		p = (struct ddp_upost *)(uintptr_t)ev.cookie;
 		ev.cookie = p->cookie;
@@ -236,6 +251,7 @@ static long ddp_ioc_post_recv(struct ddp_ustream *us, void __user *arg)
 static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
 {
 	struct ddp_send sd;
+	struct ddp_msg msg;
 	struct iov_iter it;
 	struct iovec iov;
 	int ret;
@@ -252,7 +268,16 @@ static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
 		return ret;
 	if (iov_iter_count(&it) != sd.len)
 		return -EMSGSIZE;
-	return ddp_send_msg(us->s, &sd, &it);
+	if (sd.flags & ~DDP_SEND_TAGGED)
+		return -EINVAL;
+	msg = (struct ddp_msg){
+		.tagged = sd.flags & DDP_SEND_TAGGED,
+		.qn = sd.qn,
+		.stag = sd.stag,
+		.to = sd.to,
+	};
+	memcpy(msg.rsvdulp, sd.rsvdulp, sizeof(msg.rsvdulp));
+	return ddp_send_msg(us->s, &msg, &it);
 }
 
 static long ddp_stream_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -16,7 +16,7 @@
 
 /* ---- events ---- */
 
-void ddp_event(struct ddp_stream *s, const struct ddp_event *ev)
+void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev)
 {
 	s->ops->event(s, ev);
 }
@@ -32,7 +32,7 @@ void ddp_stream_stop(struct ddp_stream *s)
 
 static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 {
-	struct ddp_event ev = {
+	struct ddp_stream_event ev = {
 		.type = DDP_EV_ERROR,
 		.err_type = type,
 		.err_code = code,
@@ -44,7 +44,7 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 	s->stopped = true;
 	if (type != DDP_ETYPE_LLP) {
 		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
-		memcpy(ev.hdr, s->hdr, ev.hdr_len);
+		ev.hdr = s->hdr;
 		ev.qn = s->seg.qn;
 		ev.msn = s->seg.msn;
 		ev.stag = s->seg.stag;
@@ -57,7 +57,7 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 static void ddp_deliver(struct ddp_stream *s, u32 qn)
 {
 	struct ddp_queue *q = &s->q[qn];
-	struct ddp_event ev = { .type = DDP_EV_RECV, .qn = qn };
+	struct ddp_stream_event ev = { .type = DDP_EV_RECV, .qn = qn };
 	struct ddp_rbuf *b;
 
 	for (;;) {
@@ -226,7 +226,7 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 {
 	struct ddp_stream *s = mpa_conn_priv(conn);
 	struct ddp_seg *seg = &s->seg;
-	struct ddp_event ev = {};
+	struct ddp_stream_event ev = {};
 	u32 hlen;
 
 	if (s->stopped)
@@ -281,7 +281,7 @@ static void ddp_mpa_error(struct mpa_conn *conn, u32 code)
 static void ddp_peer_closed(struct mpa_conn *conn)
 {
 	struct ddp_stream *s = mpa_conn_priv(conn);
-	struct ddp_event ev = { .type = DDP_EV_PEER_CLOSED };
+	struct ddp_stream_event ev = { .type = DDP_EV_PEER_CLOSED };
 
 	if (!s->stopped)
 		ddp_event(s, &ev);

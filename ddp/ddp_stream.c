@@ -87,6 +87,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	ddp_set_version(s, conn);
 	return s;
 }
+EXPORT_SYMBOL_GPL(ddp_stream_bind);
 
 /**
  * ddp_stream_priv() - the cookie given to ddp_stream_bind()
@@ -103,7 +104,7 @@ EXPORT_SYMBOL_GPL(ddp_stream_priv);
 /* Return every posted buffer with DDP_EV_FLUSH. */
 static void ddp_flush(struct ddp_stream *s)
 {
-	struct ddp_event ev = { .type = DDP_EV_FLUSH };
+	struct ddp_stream_event ev = { .type = DDP_EV_FLUSH };
 	struct ddp_rbuf *b;
 	u32 qn;
 
@@ -193,13 +194,17 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 	if (!b)
 		return -ENOMEM;
 	ret = ddp_mem_pages(&b->mem, pages, npages, first, len);
-	if (!ret) {
-		b->cookie = cookie;
-		ret = ddp_post(s, qn, b);
-		if (!ret)
-			return 0;
-		ddp_mem_release(&b->mem, false);
-	}
+	if (ret)
+		goto err_free;
+	b->cookie = cookie;
+	ret = ddp_post(s, qn, b);
+	if (ret)
+		goto err_mem;
+	return 0;
+
+err_mem:
+	ddp_mem_release(&b->mem, false);
+err_free:
 	kfree(b);
 	return ret;
 }
@@ -208,19 +213,19 @@ EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
 /**
  * ddp_send_msg() - send one DDP message, cut into segments of at most MULPDU
  * @s: the stream
- * @desc: tagged (STag, TO) or untagged (QN), and the RsvdULP bits;
- *	@desc->addr is ignored
- * @data: the message, @desc->len octets
+ * @msg: tagged (STag, TO) or untagged (QN), and the RsvdULP bits
+ * @data: the message: all of it, iov_iter_count(@data) octets
  *
  * Untagged messages get the queue's next MSN. A tagged header has one
- * RsvdULP octet: @desc->rsvdulp[1..4] must be 0.
- * Return: 0, or a negative errno (-EINVAL for bad flags, QN or RsvdULP,
- * -ENOTCONN before full operation).
+ * RsvdULP octet: @msg->rsvdulp[1..4] must be 0.
+ * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
+ * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
+ * before full operation).
  */
-int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
+int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data)
 {
-	bool tagged = desc->flags & DDP_SEND_TAGGED;
+	bool tagged = msg->tagged;
 	union {
 		struct ddp_tagged_hdr t;
 		struct ddp_untagged_hdr u;
@@ -231,12 +236,10 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	int ret, retries = 0;
 	bool last;
 
-	if (desc->flags & ~DDP_SEND_TAGGED)
-		return -EINVAL;
-	if (!tagged && desc->qn >= s->nqueues)
+	if (!tagged && msg->qn >= s->nqueues)
 		return -EINVAL;
 	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
-	if (tagged && memchr_inv(desc->rsvdulp + 1, 0, sizeof(desc->rsvdulp) - 1))
+	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
 		return -EINVAL;
 	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
 
@@ -244,14 +247,14 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 	ret = -EPIPE;
 	if (s->shut)
 		goto out;
-	ret = ddp_seg_init(&it, desc->len,
+	ret = ddp_seg_init(&it, iov_iter_count(data),
 			   ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
 	if (ret) {
 		ret = ret == -EINVAL ? -ENOTCONN : ret;
 		goto out;
 	}
 	if (!tagged) {
-		q = &s->q[desc->qn];
+		q = &s->q[msg->qn];
 		msn = q->tx_msn;
 	}
 	for (;;) {
@@ -260,13 +263,11 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
 		if (!ddp_seg_next(&it, &off, &len, &last))
 			break;
 		if (tagged)
-			ddp_tagged_hdr_build(&h.t, last, desc->rsvdulp[0], desc->stag,
-					     desc->to + off);
+			ddp_tagged_hdr_build(&h.t, s->dv, last, msg->rsvdulp[0],
+					     msg->stag, msg->to + off);
 		else
-			ddp_untagged_hdr_build(&h.u, last, desc->rsvdulp, desc->qn,
-					       msn, off);
-		/* both headers start with the control octet */
-		h.t.ctrl = (h.t.ctrl & ~DDP_DV_MASK) | s->dv;
+			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
+					       msg->qn, msn, off);
 		ret = mpa_sendv(s->conn, &h, hlen, data, len, 0);
 		/* the MTU shrank since the MULPDU was read: cut it again */
 		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
