@@ -21,9 +21,18 @@ all: modules
 modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
+# the in-kernel consumers the selftests load (selftests/kmod), linked
+# against the symbols of mpa.ko and ddp.ko; C=2 W=1 for "make static"
+test-modules: modules
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers $(KFLAGS) modules
+
 # sparse (C=2 checks every file) and W=1 in one rebuild
 static: clean-modules
 	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee build/static.log
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers C=2 W=1 modules 2>&1 | \
+		tee -a build/static.log
 	@! grep -E 'warning:|error:' build/static.log
 
 checkpatch:
@@ -61,8 +70,9 @@ check-debug:
 
 clean-modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod clean
 
 clean: clean-modules
 	$(MAKE) -C selftests clean
 
-.PHONY: all modules static checkpatch deps selftests demo check check-debug clean clean-modules
+.PHONY: all modules test-modules static checkpatch deps selftests demo check check-debug clean clean-modules
