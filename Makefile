@@ -22,6 +22,12 @@ all: modules
 modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
+# the in-kernel consumers the selftests load (selftests/kmod), linked
+# against the symbols of mpa.ko and ddp.ko; C=2 W=1 for "make static"
+test-modules: modules
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers $(KFLAGS) modules
+
 # sparse (C=2 checks every file) and W=1 in one rebuild
 static: clean-modules
 	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee build/static.log
@@ -37,12 +43,6 @@ deps:
 
 selftests: modules
 	$(MAKE) -C selftests
-
-# test modules of the selftests (selftests/kmod), never installed: they
-# link against the symbols of mpa.ko and ddp.ko built here
-test-modules: modules
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
-		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers modules
 
 demo:
 	tools/demo

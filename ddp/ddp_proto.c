@@ -24,22 +24,6 @@ static int ddp_fail(struct ddp_err *err, u8 type, u8 code)
 	return -EINVAL;
 }
 
-/*
- * 64-bit big-endian accessors built from the 32-bit ones, which is all the
- * user-space stand-in of <asm/unaligned.h> provides.
- */
-static u64 ddp_get_be64(const void *p)
-{
-	return (u64)get_unaligned_be32(p) << 32 |
-	       get_unaligned_be32((const u8 *)p + 4);
-}
-
-static void ddp_put_be64(u64 v, void *p)
-{
-	put_unaligned_be32((u32)(v >> 32), p);
-	put_unaligned_be32((u32)v, (u8 *)p + 4);
-}
-
 /**
  * ddp_hdr_parse() - decode a DDP segment (an MPA ULPDU)
  * @seg: the segment, header first
@@ -109,7 +93,7 @@ int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
 
 			out->rsvdulp_t = h->rsvdulp;
 			out->stag = get_unaligned_be32(&h->stag);
-			out->to = ddp_get_be64(&h->to);
+			out->to = get_unaligned_be64(&h->to);
 		} else {
 			const struct ddp_untagged_hdr *h = seg;
 
@@ -269,38 +253,41 @@ int ddp_check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q,
 /**
  * ddp_tagged_hdr_build() - fill in a tagged buffer header (section 4.2)
  * @h: header to write
+ * @dv: DDP version of the stream: DDP_WIRE_VERSION, or 0 after an MPA
+ *	revision 0 startup (RFC 5044 Appendix C)
  * @last: L bit, set on the last segment of the message only
  * @rsvdulp: the ULP's 8 bits
  * @stag: STag of the sink buffer
  * @to: tagged offset of the segment's first payload octet
  *
- * The control field is 0x81 or 0xC1: T=1, Rsvd=0, DV=1 (section 4.1).
+ * The control field is 0x81 or 0xC1 for DV=1: T=1, Rsvd=0 (section 4.1).
  */
-void ddp_tagged_hdr_build(struct ddp_tagged_hdr *h, bool last, u8 rsvdulp,
-			  u32 stag, u64 to)
+void ddp_tagged_hdr_build(struct ddp_tagged_hdr *h, u8 dv, bool last,
+			  u8 rsvdulp, u32 stag, u64 to)
 {
-	h->ctrl = DDP_FLAG_T | (last ? DDP_FLAG_L : 0) | DDP_WIRE_VERSION;
+	h->ctrl = DDP_FLAG_T | (last ? DDP_FLAG_L : 0) | (dv & DDP_DV_MASK);
 	h->rsvdulp = rsvdulp;
 	put_unaligned_be32(stag, &h->stag);
-	ddp_put_be64(to, &h->to);
+	put_unaligned_be64(to, &h->to);
 }
 
 /**
  * ddp_untagged_hdr_build() - fill in an untagged buffer header (section 4.3)
  * @h: header to write
+ * @dv: DDP version of the stream, as for ddp_tagged_hdr_build()
  * @last: L bit, set on the last segment of the message only
  * @rsvdulp: the ULP's 40 bits, in wire order
  * @qn: queue number
  * @msn: message sequence number
  * @mo: message offset of the segment's first payload octet
  *
- * The control field is 0x01 or 0x41: T=0, Rsvd=0, DV=1 (section 4.1).
+ * The control field is 0x01 or 0x41 for DV=1: T=0, Rsvd=0 (section 4.1).
  */
-void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, bool last,
+void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, u8 dv, bool last,
 			    const u8 rsvdulp[DDP_RSVDULP_U_LEN], u32 qn,
 			    u32 msn, u32 mo)
 {
-	h->ctrl = (last ? DDP_FLAG_L : 0) | DDP_WIRE_VERSION;
+	h->ctrl = (last ? DDP_FLAG_L : 0) | (dv & DDP_DV_MASK);
 	memcpy(h->rsvdulp, rsvdulp, DDP_RSVDULP_U_LEN);
 	put_unaligned_be32(qn, &h->qn);
 	put_unaligned_be32(msn, &h->msn);

@@ -118,9 +118,9 @@ int ddp_check_tagged(const struct ddp_seg *s, const struct ddp_region_view *r,
 int ddp_check_untagged(const struct ddp_seg *s, const struct ddp_uq_view *q,
 		       struct ddp_err *err);
 
-void ddp_tagged_hdr_build(struct ddp_tagged_hdr *h, bool last, u8 rsvdulp,
-			  u32 stag, u64 to);
-void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, bool last,
+void ddp_tagged_hdr_build(struct ddp_tagged_hdr *h, u8 dv, bool last,
+			  u8 rsvdulp, u32 stag, u64 to);
+void ddp_untagged_hdr_build(struct ddp_untagged_hdr *h, u8 dv, bool last,
 			    const u8 rsvdulp[DDP_RSVDULP_U_LEN], u32 qn,
 			    u32 msn, u32 mo);
 

@@ -18,10 +18,59 @@
 #include <linux/net.h>
 #include <linux/types.h>
 #include <linux/uio.h>
+/* the DDP_EV_*, DDP_WIRE_ETYPE_*, DDP_WIRE_ECODE_* and DDP_ACCESS_* numbers */
 #include <uapi/linux/ddp.h>
 
 struct ddp_pd;
 struct ddp_stream;
+
+/**
+ * struct ddp_msg - what to send, see ddp_send_msg()
+ * @tagged: a tagged message, placed by the peer into its buffer @stag at
+ *	@to; else an untagged message to the peer's queue @qn
+ * @qn: untagged: queue number (the MSN is DDP's)
+ * @stag: tagged: the sink's steering tag
+ * @to: tagged: tagged offset of the message's first octet
+ * @rsvdulp: the RsvdULP bits: [0] for a tagged header (the others must
+ *	be 0), [0..4] in wire order for an untagged one
+ */
+struct ddp_msg {
+	bool	tagged;
+	u32	qn;
+	u32	stag;
+	u64	to;
+	u8	rsvdulp[5];
+};
+
+/**
+ * struct ddp_stream_event - what the ULP's event callback receives
+ * @type: enum ddp_event_type (DDP_EV_*)
+ * @err_type: DDP_EV_ERROR: DDP_WIRE_ETYPE_*, or DDP_WIRE_ETYPE_LLP for an MPA error
+ * @err_code: DDP_EV_ERROR: DDP_WIRE_ECODE_*, or the RFC 5044 code for LLP errors
+ * @qn: untagged queue number
+ * @msn: untagged message sequence number
+ * @len: octets of the message (error: the segment length)
+ * @stag: tagged: steering tag
+ * @to: tagged: tagged offset of the message's first octet
+ * @cookie: the buffer's cookie (DDP_EV_RECV, DDP_EV_FLUSH)
+ * @rsvdulp: the RsvdULP bits of the message
+ * @hdr: DDP_EV_ERROR: the offending DDP header, valid during the call
+ * @hdr_len: its length, 0 when there is none
+ */
+struct ddp_stream_event {
+	u16		type;
+	u8		err_type;
+	u8		err_code;
+	u32		qn;
+	u32		msn;
+	u32		len;
+	u32		stag;
+	u64		to;
+	u64		cookie;
+	u8		rsvdulp[5];
+	const u8	*hdr;
+	u32		hdr_len;
+};
 
 /**
  * struct ddp_stream_ops - the ULP's callbacks
@@ -30,7 +79,7 @@ struct ddp_stream;
  *	flushed buffer (DDP_EV_FLUSH) or the peer's close
  */
 struct ddp_stream_ops {
-	void (*event)(struct ddp_stream *s, const struct ddp_event *ev);
+	void (*event)(struct ddp_stream *s, const struct ddp_stream_event *ev);
 };
 
 struct ddp_pd *ddp_pd_alloc(void);
@@ -48,7 +97,7 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 int ddp_invalidate(struct ddp_pd *pd, u32 stag);
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie);
-int ddp_send_msg(struct ddp_stream *s, const struct ddp_send *desc,
+int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
 
 #endif /* _NET_DDP_H */

@@ -158,13 +158,14 @@ static void check_build(const u8 *seg, const struct ddp_seg *s)
 	u8 out[18];
 
 	if (s->tagged) {
-		ddp_tagged_hdr_build((struct ddp_tagged_hdr *)out, s->last,
-				     s->rsvdulp_t, s->stag, s->to);
+		ddp_tagged_hdr_build((struct ddp_tagged_hdr *)out, s->dv,
+				     s->last, s->rsvdulp_t, s->stag, s->to);
 		CHECK(out[0] == (seg[0] & ~DDP_FLAG_RSVD));
 		CHECK(!memcmp(out + 1, seg + 1, 13));
 	} else {
-		ddp_untagged_hdr_build((struct ddp_untagged_hdr *)out, s->last,
-				       s->rsvdulp_u, s->qn, s->msn, s->mo);
+		ddp_untagged_hdr_build((struct ddp_untagged_hdr *)out, s->dv,
+				       s->last, s->rsvdulp_u, s->qn, s->msn,
+				       s->mo);
 		CHECK(out[0] == (seg[0] & ~DDP_FLAG_RSVD));
 		CHECK(!memcmp(out + 1, seg + 1, 17));
 	}

@@ -117,7 +117,7 @@ TEST(fig5_build)
 	struct ddp_untagged_hdr h;
 
 	memset(&h, 0xee, sizeof(h));
-	ddp_untagged_hdr_build(&h, true, rsvdulp, 0, 1, 0);
+	ddp_untagged_hdr_build(&h, DDP_WIRE_VERSION, true, rsvdulp, 0, 1, 0);
 	ASSERT_EQ(0, memcmp(&h, fig5_ulpdu, 18));
 }
 
@@ -135,11 +135,11 @@ TEST(untagged_build_bytes)
 	struct ddp_seg s;
 
 	memset(&h, 0xee, sizeof(h));
-	ddp_untagged_hdr_build(&h, false, rsvdulp, 0x01020304, 0xffffffff,
-			       0x80000010);
+	ddp_untagged_hdr_build(&h, DDP_WIRE_VERSION, false, rsvdulp, 0x01020304,
+			       0xffffffff, 0x80000010);
 	ASSERT_EQ(0, memcmp(&h, want, 18));
-	ddp_untagged_hdr_build(&h, true, rsvdulp, 0x01020304, 0xffffffff,
-			       0x80000010);
+	ddp_untagged_hdr_build(&h, DDP_WIRE_VERSION, true, rsvdulp, 0x01020304,
+			       0xffffffff, 0x80000010);
 	ASSERT_EQ(0x41, ((u8 *)&h)[0]);
 	ASSERT_EQ(0, memcmp((u8 *)&h + 1, want + 1, 17));
 
@@ -152,6 +152,40 @@ TEST(untagged_build_bytes)
 	ASSERT_EQ(0x80000010, s.mo);
 	ASSERT_EQ(0, s.payload_len);
 	ASSERT_TRUE(s.payload == want + 18);
+}
+
+/* DV=0 after an MPA revision 0 startup (RFC 5044 Appendix C) */
+TEST(build_dv0)
+{
+	static const u8 rsvdulp[5] = { 0 };
+	struct ddp_untagged_hdr uh;
+	struct ddp_tagged_hdr th;
+	struct ddp_err e;
+	struct ddp_seg s;
+
+	ddp_untagged_hdr_build(&uh, 0, true, rsvdulp, 2, 7, 0);
+	ASSERT_EQ(0x40, ((u8 *)&uh)[0]);
+	ddp_untagged_hdr_build(&uh, 0, false, rsvdulp, 2, 7, 0);
+	ASSERT_EQ(0x00, ((u8 *)&uh)[0]);
+	ASSERT_EQ(0, ddp_hdr_parse_dv(&uh, sizeof(uh), 0, &s, &e));
+	ASSERT_EQ(0, s.dv);
+	ASSERT_EQ(2, s.qn);
+	ASSERT_EQ(7, s.msn);
+	/* a DV=1 stream refuses it */
+	ASSERT_EQ(-EINVAL, ddp_hdr_parse(&uh, sizeof(uh), &s, &e));
+	ASSERT_EQ(DDP_WIRE_ETYPE_UNTAGGED, e.type);
+	ASSERT_EQ(DDP_WIRE_ECODE_U_INVALID_DV, e.code);
+
+	ddp_tagged_hdr_build(&th, 0, true, 0x5a, 0x1234, 0x8000000000000001ULL);
+	ASSERT_EQ(0xc0, ((u8 *)&th)[0]);
+	ddp_tagged_hdr_build(&th, 0, false, 0x5a, 0x1234, 0x8000000000000001ULL);
+	ASSERT_EQ(0x80, ((u8 *)&th)[0]);
+	ASSERT_EQ(0, ddp_hdr_parse_dv(&th, sizeof(th), 0, &s, &e));
+	ASSERT_EQ(0x1234, s.stag);
+	ASSERT_EQ(0x8000000000000001ULL, s.to);
+	ASSERT_EQ(-EINVAL, ddp_hdr_parse(&th, sizeof(th), &s, &e));
+	ASSERT_EQ(DDP_WIRE_ETYPE_TAGGED, e.type);
+	ASSERT_EQ(DDP_WIRE_ECODE_T_INVALID_DV, e.code);
 }
 
 TEST(tagged_build_bytes)
@@ -167,9 +201,10 @@ TEST(tagged_build_bytes)
 	struct ddp_seg s;
 
 	memset(&h, 0xee, sizeof(h));
-	ddp_tagged_hdr_build(&h, true, 0xa5, 0xdeadbeef, 0x0102030405060708ULL);
+	ddp_tagged_hdr_build(&h, DDP_WIRE_VERSION, true, 0xa5, 0xdeadbeef,
+			     0x0102030405060708ULL);
 	ASSERT_EQ(0, memcmp(&h, want, 14));
-	ddp_tagged_hdr_build(&h, false, 0xa5, 0xdeadbeef,
+	ddp_tagged_hdr_build(&h, DDP_WIRE_VERSION, false, 0xa5, 0xdeadbeef,
 			     0x0102030405060708ULL);
 	ASSERT_EQ(0x81, ((u8 *)&h)[0]);
 	ASSERT_EQ(0, memcmp((u8 *)&h + 1, want + 1, 13));
@@ -193,7 +228,7 @@ TEST(tagged_build_bytes)
 	ASSERT_EQ(0, s.mo);
 
 	/* high bits of TO */
-	ddp_tagged_hdr_build(&h, true, 0, 0, 0xfedcba9876543210ULL);
+	ddp_tagged_hdr_build(&h, DDP_WIRE_VERSION, true, 0, 0, 0xfedcba9876543210ULL);
 	ASSERT_EQ(0, ddp_hdr_parse(&h, 14, &s, &e));
 	ASSERT_EQ(0xfedcba9876543210ULL, s.to);
 	ASSERT_EQ(0, s.payload_len);
@@ -822,13 +857,13 @@ TEST(rfc_segment_examples)
 	ASSERT_EQ(0, off);
 	ASSERT_EQ(1482, len);
 	ASSERT_FALSE(last);
-	ddp_untagged_hdr_build(&uh, last, rsvdulp, 0, 1, off);
+	ddp_untagged_hdr_build(&uh, DDP_WIRE_VERSION, last, rsvdulp, 0, 1, off);
 	ASSERT_EQ(0x01, ((u8 *)&uh)[0]);
 	ASSERT_TRUE(ddp_seg_next(&it, &off, &len, &last));
 	ASSERT_EQ(1482, off);
 	ASSERT_EQ(566, len);
 	ASSERT_TRUE(last);
-	ddp_untagged_hdr_build(&uh, last, rsvdulp, 0, 1, off);
+	ddp_untagged_hdr_build(&uh, DDP_WIRE_VERSION, last, rsvdulp, 0, 1, off);
 	ASSERT_EQ(0, ddp_hdr_parse(&uh, sizeof(uh), &s, &e));
 	ASSERT_EQ(1482, s.mo);
 	ASSERT_TRUE(s.last);
@@ -843,7 +878,7 @@ TEST(rfc_segment_examples)
 	ASSERT_EQ(1486, off);
 	ASSERT_EQ(562, len);
 	ASSERT_TRUE(last);
-	ddp_tagged_hdr_build(&th, last, 0, 0x55, 16384 + off);
+	ddp_tagged_hdr_build(&th, DDP_WIRE_VERSION, last, 0, 0x55, 16384 + off);
 	ASSERT_EQ(0, ddp_hdr_parse(&th, sizeof(th), &s, &e));
 	ASSERT_EQ(17870, s.to);
 	ASSERT_FALSE(ddp_seg_next(&it, &off, &len, &last));
@@ -869,8 +904,8 @@ TEST(tagged_round_trip)
 	r.len = sizeof(sink);
 	ASSERT_EQ(0, ddp_seg_init(&it, sizeof(msg), mp));
 	while (ddp_seg_next(&it, &off, &len, &last)) {
-		ddp_tagged_hdr_build((struct ddp_tagged_hdr *)wire, last, 0x41,
-				     0xabcd, r.base_to + off);
+		ddp_tagged_hdr_build((struct ddp_tagged_hdr *)wire, DDP_WIRE_VERSION,
+				     last, 0x41, 0xabcd, r.base_to + off);
 		memcpy(wire + DDP_TAGGED_HDR_LEN, msg + off, len);
 		ASSERT_EQ(0, ddp_hdr_parse(wire, DDP_TAGGED_HDR_LEN + len,
 					   &s, &e));

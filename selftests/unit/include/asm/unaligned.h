@@ -19,6 +19,17 @@ static inline u32 get_unaligned_be32(const void *p)
 	return (u32)b[0] << 24 | (u32)b[1] << 16 | (u32)b[2] << 8 | b[3];
 }
 
+static inline u64 get_unaligned_be64(const void *p)
+{
+	const u8 *b = p;
+	u64 v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
 static inline u16 get_unaligned_le16(const void *p)
 {
 	const u8 *b = p;
@@ -49,6 +60,15 @@ static inline void put_unaligned_be32(u32 v, void *p)
 	b[1] = v >> 16;
 	b[2] = v >> 8;
 	b[3] = v;
+}
+
+static inline void put_unaligned_be64(u64 v, void *p)
+{
+	u8 *b = p;
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		b[i] = v;
 }
 
 static inline void put_unaligned_le16(u16 v, void *p)

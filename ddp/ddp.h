@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * DDP (RFC 5041) over MPA: what the files of ddp.ko share.
+ *
+ * ddp_mem.c	pinned and kernel memory, protection domains, tagged buffers
+ * ddp_rx.c	the MPA consumer: segment checks, placement, delivery
+ * ddp_stream.c	streams: bind, release, posted buffers, sending
+ * ddp_cdev.c	/dev/ddp and the stream files
+ * ddp_proto.c	the pure protocol logic (headers, section 7.1 checks)
+ */
+#ifndef _DDP_H
+#define _DDP_H
+
+#include <linux/idr.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/siphash.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <net/ddp.h>
+#include <net/mpa.h>
+
+#include "ddp_proto.h"
+
+#define DDP_SEND_RETRIES	8	/* MULPDU changes in a row one segment survives */
+#define DDP_MAX_POSTED		256	/* posted buffers per stream */
+#define DDP_MAX_REG_LEN		BIT_ULL(32)
+#define DDP_STAG_INDEX_MAX	0xffffff
+#define DDP_STAG_ROUNDS		8	/* of the Feistel permutation of indexes */
+#define DDP_STAG_TRIES		4096	/* index probes before -EBUSY */
+#define DDP_PIN_CHUNK		(PAGE_SIZE / sizeof(struct vm_area_struct *))
+
+/* PD and stream IDs share one space, so an STag's owner is unambiguous */
+extern struct ida ddp_ids;
+
+/**
+ * struct ddp_mem - pages of a registered or posted buffer
+ * @pages: the pages
+ * @npages: their number
+ * @first: offset of the first octet in @pages[0]
+ * @len: length in octets
+ * @mm: for pinned user memory: whose RLIMIT_MEMLOCK it is charged to
+ * @writable: pinned for writing (FOLL_WRITE): dirty the pages on release
+ */
+struct ddp_mem {
+	struct page	**pages;
+	u32		npages;
+	u32		first;
+	u64		len;
+	struct mm_struct *mm;
+	bool		writable;
+};
+
+/**
+ * struct ddp_mr - a tagged buffer
+ * @mem: its memory
+ * @stag: steering tag: index << 8 | key
+ * @owner: ID of the PD or of the one stream it is bound to
+ * @base_to: tagged offset of its first octet
+ * @access: DDP_ACCESS_*
+ * @valid: false once invalidated
+ * @dead: on a list of buffers to free after an RCU grace period
+ *
+ * A buffer is found by RCU lookups of &ddp_pd.mrs (placement) and by
+ * walks under the xarray lock (invalidation). It is freed only after it
+ * was erased from the xarray under that lock and a grace period passed.
+ */
+struct ddp_mr {
+	struct ddp_mem	mem;
+	u32		stag;
+	u32		owner;
+	u64		base_to;
+	u32		access;
+	bool		valid;
+	struct list_head dead;
+};
+
+/**
+ * struct ddp_pd - protection domain
+ * @id: PD ID
+ * @mrs: tagged buffers by STag index
+ * @stag_ctr: counter whose keyed permutation gives the next STag index
+ *	(under the xarray lock)
+ * @stag_key: the PD's secret key of that permutation
+ * @ref: the PD's own reference plus one per stream
+ */
+struct ddp_pd {
+	u32		id;
+	struct xarray	mrs;
+	u32		stag_ctr;
+	siphash_key_t	stag_key;
+	refcount_t	ref;
+};
+
+/**
+ * struct ddp_rbuf - a posted untagged buffer
+ * @list: in its queue
+ * @mem: its memory
+ * @cookie: the ULP's cookie
+ * @placed: payload octets placed so far
+ * @msg_len: message length, known from its last segment
+ * @last: the last segment was placed
+ * @rsvdulp: the RsvdULP bits of the last segment
+ */
+struct ddp_rbuf {
+	struct list_head list;
+	struct ddp_mem	mem;
+	u64		cookie;
+	u64		placed;
+	u64		msg_len;
+	bool		last;
+	u8		rsvdulp[DDP_RSVDULP_U_LEN];
+};
+
+/**
+ * struct ddp_queue - an untagged queue
+ * @bufs: posted buffers; the first one is for MSN @head_msn
+ * @nposted: their number
+ * @head_msn: MSN of the oldest message not yet delivered
+ * @tx_msn: MSN of the next message sent on this queue
+ */
+struct ddp_queue {
+	struct list_head bufs;
+	u32		nposted;
+	u32		head_msn;
+	u32		tx_msn;
+};
+
+/**
+ * struct ddp_stream - one DDP stream over one MPA connection
+ * @pd: its protection domain
+ * @id: stream ID
+ * @sock: the MPA socket, kept by its owner until the stream is released
+ * @conn: the MPA connection
+ * @ops: the ULP's callbacks
+ * @priv: the ULP's cookie
+ * @nqueues: untagged queues
+ * @q: the queues
+ * @lock: protects the @q lists against the receive path
+ * @tx_lock: one message at a time
+ * @nposted: buffers posted on all queues
+ * @hdr: header octets of the segment being received
+ * @hdr_have: how many
+ * @seg: the segment being received, once its header is complete
+ * @seg_err: its error, if @seg_bad
+ * @seg_bad: the segment failed a check: place nothing of it
+ * @seg_buf: untagged: the buffer it goes to
+ * @t_first_to: tagged: TO of the first segment of the current message
+ * @t_len: tagged: octets of the current message so far
+ * @rx_next: offset in the current segment where the next run from MPA
+ *	must start
+ * @stopped: an error was reported; later segments are dropped
+ * @dv: DDP version of the stream: 1, or 0 after an MPA revision 0
+ *	(RDMAC) startup (RFC 5044 Appendix C)
+ * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
+ *	receiving goes on
+ */
+struct ddp_stream {
+	struct ddp_pd		*pd;
+	u32			id;
+	struct socket		*sock;
+	struct mpa_conn		*conn;
+	const struct ddp_stream_ops *ops;
+	void			*priv;
+	u32			nqueues;
+	struct ddp_queue	q[DDP_MAX_QUEUES];
+	spinlock_t		lock;		/* the queues */
+	struct mutex		tx_lock;	/* one message at a time */
+	u32			nposted;
+
+	u8			hdr[DDP_UNTAGGED_HDR_LEN];
+	u32			hdr_have;
+	struct ddp_seg		seg;
+	struct ddp_err		seg_err;
+	bool			seg_bad;
+	struct ddp_rbuf		*seg_buf;
+	u64			t_first_to;
+	u64			t_len;
+	u32			rx_next;
+	bool			stopped;
+	u8			dv;
+	bool			shut;
+};
+
+/* ddp_mem.c */
+void ddp_mem_release(struct ddp_mem *m, bool dirty);
+int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write);
+int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
+		  u32 first, u64 len);
+void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len);
+struct ddp_pd *__ddp_pd_alloc(gfp_t gfp);
+int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
+		struct ddp_mem *mem, u64 base_to, u32 access, u32 *stag);
+struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag);
+void ddp_invalidate_owned(struct ddp_stream *s);
+
+/* ddp_rx.c */
+extern struct mpa_consumer ddp_consumer;
+void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev);
+void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn);
+void ddp_stream_stop(struct ddp_stream *s);
+
+/* ddp_stream.c */
+void ddp_rbuf_free(struct ddp_rbuf *b);
+int ddp_stream_shutdown(struct ddp_stream *s);
+
+/* ddp_cdev.c */
+int ddp_cdev_init(void);
+void ddp_cdev_exit(void);
+
+#endif /* _DDP_H */

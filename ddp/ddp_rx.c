@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DDP receive path, the MPA consumer "ddp". MPA hands it every run of
+ * ULPDU octets as they come out of the socket buffers (the consumer's
+ * place callback, softirq or the socket owner's backlog, socket lock
+ * held); DDP gathers the segment header, validates it (RFC 5041 section
+ * 7.1) and copies the payload straight into the registered or posted
+ * pages: one copy in all. The segment is delivered when MPA says its CRC
+ * was good; an error stops placement on the stream for good.
+ */
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "ddp.h"
+
+/* ---- events ---- */
+
+void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev)
+{
+	s->ops->event(s, ev);
+}
+
+/*
+ * From the event callback only: the ULP cannot take more events, stop
+ * placement as after an error.
+ */
+void ddp_stream_stop(struct ddp_stream *s)
+{
+	s->stopped = true;
+}
+
+static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
+{
+	struct ddp_stream_event ev = {
+		.type = DDP_EV_ERROR,
+		.err_type = type,
+		.err_code = code,
+		.len = seg_len,
+	};
+
+	if (s->stopped)
+		return;
+	s->stopped = true;
+	if (type != DDP_WIRE_ETYPE_LLP) {
+		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
+		ev.hdr = s->hdr;
+		ev.qn = s->seg.qn;
+		ev.msn = s->seg.msn;
+		ev.stag = s->seg.stag;
+		ev.to = s->seg.to;
+	}
+	ddp_event(s, &ev);
+}
+
+/* Deliver, in MSN order, the untagged messages that are complete. */
+static void ddp_deliver(struct ddp_stream *s, u32 qn)
+{
+	struct ddp_queue *q = &s->q[qn];
+	struct ddp_stream_event ev = { .type = DDP_EV_RECV, .qn = qn };
+	struct ddp_rbuf *b;
+
+	for (;;) {
+		spin_lock_bh(&s->lock);
+		b = list_first_entry_or_null(&q->bufs, struct ddp_rbuf, list);
+		if (!b || !b->last || b->placed < b->msg_len) {
+			spin_unlock_bh(&s->lock);
+			return;
+		}
+		ev.len = b->msg_len;
+		ev.cookie = b->cookie;
+		memcpy(ev.rsvdulp, b->rsvdulp, sizeof(b->rsvdulp));
+		list_del(&b->list);
+		q->nposted--;
+		s->nposted--;
+		ev.msn = q->head_msn;
+		q->head_msn = ddp_msn_next(q->head_msn);
+		spin_unlock_bh(&s->lock);
+		ddp_event(s, &ev);
+		ddp_rbuf_free(b);
+	}
+}
+
+/* ---- receive: MPA consumer callbacks ---- */
+
+static struct ddp_rbuf *ddp_rbuf_for(struct ddp_queue *q, u32 msn)
+{
+	u32 i = msn - q->head_msn;
+	struct ddp_rbuf *b;
+
+	list_for_each_entry(b, &q->bufs, list)
+		if (!i--)
+			return b;
+	return NULL;
+}
+
+/* The segment header is complete: parse and check it before placing. */
+static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
+{
+	struct ddp_seg *seg = &s->seg;
+	struct ddp_region_view view;
+	struct ddp_uq_view qv = {};
+	struct ddp_mr *mr;
+	u32 owner = 0;
+	int ret;
+
+	/* hdr holds the header; the payload length comes from MPA */
+	ret = ddp_hdr_parse_dv(s->hdr, seg_len, s->dv, seg, &s->seg_err);
+	if (ret)
+		goto bad;
+	if (seg->tagged) {
+		rcu_read_lock();
+		mr = ddp_mr_lookup(s->pd, seg->stag);
+		if (mr) {
+			view = (struct ddp_region_view){
+				.valid = true,
+				.stream_or_pd = mr->owner,
+				.base_to = mr->base_to,
+				.len = mr->mem.len,
+				.access = mr->access & DDP_ACCESS_REMOTE_WRITE ?
+					  DDP_VIEW_WRITE : 0,
+			};
+			owner = mr->owner == s->pd->id ? s->pd->id : s->id;
+		}
+		rcu_read_unlock();
+		ret = ddp_check_tagged(seg, mr ? &view : NULL, owner, &s->seg_err);
+		if (ret)
+			goto bad;
+		return;
+	}
+	if (seg->qn < s->nqueues) {
+		struct ddp_queue *q = &s->q[seg->qn];
+
+		spin_lock_bh(&s->lock);
+		qv.exists = true;
+		qv.expected_msn = q->head_msn;
+		qv.nbuf_posted = q->nposted;
+		s->seg_buf = ddp_msn_in_window(seg->msn, q->head_msn, q->nposted) ?
+			     ddp_rbuf_for(q, seg->msn) : NULL;
+		qv.buf_len = s->seg_buf ? min_t(u64, s->seg_buf->mem.len, U32_MAX) : 0;
+		spin_unlock_bh(&s->lock);
+	}
+	ret = ddp_check_untagged(seg, qv.exists ? &qv : NULL, &s->seg_err);
+	if (ret)
+		goto bad;
+	return;
+bad:
+	s->seg_bad = true;
+	s->seg_buf = NULL;
+}
+
+static void ddp_place_payload(struct ddp_stream *s, u32 poff, const u8 *data, u32 len)
+{
+	struct ddp_seg *seg = &s->seg;
+	struct ddp_mr *mr;
+
+	if (!seg->tagged) {
+		ddp_mem_write(&s->seg_buf->mem, (u64)seg->mo + poff, data, len);
+		return;
+	}
+	rcu_read_lock();
+	mr = ddp_mr_lookup(s->pd, seg->stag);
+	if (mr)
+		ddp_mem_write(&mr->mem, seg->to - mr->base_to + poff, data, len);
+	rcu_read_unlock();
+	if (!mr) {
+		/* invalidated while the segment was arriving */
+		s->seg_bad = true;
+		s->seg_err.type = DDP_WIRE_ETYPE_TAGGED;
+		s->seg_err.code = DDP_WIRE_ECODE_T_INVALID_STAG;
+	}
+}
+
+static u32 ddp_hdr_len(u8 ctrl)
+{
+	return ctrl & DDP_FLAG_T ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+}
+
+static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
+		      const void *data, u32 len)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+	const u8 *p = data;
+	u32 hlen, n;
+
+	if (s->stopped)
+		return;
+	if (!off) {
+		s->hdr_have = 0;
+		s->seg_bad = false;
+		s->seg_buf = NULL;
+		s->rx_next = 0;
+	}
+	/*
+	 * MPA hands over each segment in order from offset 0. Should a run
+	 * ever start elsewhere or reach past the segment, nothing of it is
+	 * placed: the header or the buffer it would go to is not known.
+	 */
+	if (!ddp_run_in_order(s->rx_next, seg_len, off, len)) {
+		s->seg_bad = true;
+		s->seg_buf = NULL;
+		ddp_error(s, DDP_WIRE_ETYPE_CATASTROPHIC, DDP_WIRE_ECODE_CATASTROPHIC, seg_len);
+		return;
+	}
+	s->rx_next = off + len;
+	if (s->seg_bad || !len)
+		return;
+	hlen = ddp_hdr_len(s->hdr_have ? s->hdr[0] : p[0]);
+	if (off < hlen) {
+		n = min(len, hlen - off);
+		memcpy(s->hdr + off, p, n);
+		s->hdr_have = off + n;
+		p += n;
+		len -= n;
+		off += n;
+		if (s->hdr_have < hlen)
+			return;
+		ddp_seg_start(s, seg_len);
+		if (s->seg_bad || !len)
+			return;
+	}
+	ddp_place_payload(s, off - hlen, p, len);
+}
+
+static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_seg *seg = &s->seg;
+	struct ddp_stream_event ev = {};
+	u32 hlen;
+
+	if (s->stopped)
+		return;
+	/* an empty ULPDU got no place() call */
+	if (!len)
+		s->hdr_have = 0;
+	hlen = s->hdr_have ? ddp_hdr_len(s->hdr[0]) : DDP_UNTAGGED_HDR_LEN;
+	if (!len || (!s->seg_bad && s->hdr_have < hlen)) {
+		/* shorter than its header: ddp_hdr_parse() names the error */
+		ddp_hdr_parse_dv(s->hdr, s->hdr_have, s->dv, seg, &s->seg_err);
+		s->seg_bad = true;
+	}
+	if (s->seg_bad) {
+		ddp_error(s, s->seg_err.type, s->seg_err.code, len);
+		return;
+	}
+	if (seg->tagged) {
+		if (!s->t_len)
+			s->t_first_to = seg->to;
+		s->t_len += seg->payload_len;
+		if (!seg->last)
+			return;
+		ev.type = DDP_EV_TAGGED;
+		ev.stag = seg->stag;
+		ev.to = s->t_first_to;
+		ev.len = s->t_len;
+		ev.rsvdulp[0] = seg->rsvdulp_t;
+		s->t_len = 0;
+		ddp_event(s, &ev);
+		return;
+	}
+	spin_lock_bh(&s->lock);
+	s->seg_buf->placed += seg->payload_len;
+	if (seg->last) {
+		s->seg_buf->last = true;
+		s->seg_buf->msg_len = (u64)seg->mo + seg->payload_len;
+		memcpy(s->seg_buf->rsvdulp, seg->rsvdulp_u, sizeof(seg->rsvdulp_u));
+	}
+	spin_unlock_bh(&s->lock);
+	ddp_deliver(s, seg->qn);
+}
+
+static void ddp_mpa_error(struct mpa_conn *conn, u32 code)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+
+	/* LLP fatal error, with the MPA error code */
+	ddp_error(s, DDP_WIRE_ETYPE_LLP, code, 0);
+}
+
+static void ddp_peer_closed(struct mpa_conn *conn)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_stream_event ev = { .type = DDP_EV_PEER_CLOSED };
+
+	if (!s->stopped)
+		ddp_event(s, &ev);
+}
+
+/* DDP version 0 goes with MPA revision 0 (RFC 5044 Appendix C). */
+void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn)
+{
+	struct mpa_info info;
+
+	mpa_conn_info(conn, &info);
+	s->dv = info.state != MPA_S_IDLE && info.rev == 0 ? 0 : DDP_WIRE_VERSION;
+}
+
+/* Startup stays with whoever started MPA on the socket. */
+static void ddp_request(struct mpa_conn *conn, const void *pd, u16 pd_len)
+{
+	ddp_set_version(mpa_conn_priv(conn), conn);
+}
+
+static void ddp_reply(struct mpa_conn *conn, bool rejected, const void *pd,
+		      u16 pd_len)
+{
+	ddp_set_version(mpa_conn_priv(conn), conn);
+}
+
+struct mpa_consumer ddp_consumer = {
+	.name		= "ddp",
+	.owner		= THIS_MODULE,
+	.request	= ddp_request,
+	.reply		= ddp_reply,
+	.place		= ddp_place,
+	.ulpdu		= ddp_ulpdu,
+	.error		= ddp_mpa_error,
+	.peer_closed	= ddp_peer_closed,
+};

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DDP streams: binding an MPA connection, teardown, posted untagged
+ * buffers and the Data Source, which cuts messages into segments of at
+ * most MULPDU octets (RFC 5041 sections 5, 6).
+ */
+#include <linux/idr.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "ddp.h"
+
+/* ---- streams ---- */
+
+/*
+ * A buffer that came back (delivered or flushed) holds kernel pages only:
+ * freeing it does not sleep.
+ */
+void ddp_rbuf_free(struct ddp_rbuf *b)
+{
+	ddp_mem_release(&b->mem, false);
+	kfree(b);
+}
+
+/**
+ * ddp_stream_bind() - make an MPA connection a DDP stream
+ * @pd: the stream's protection domain
+ * @sock: a TCP socket; MPA may be started already (by user space or a
+ *	kernel ULP) or later, and ULPDUs received before the bind go to DDP
+ * @nqueues: untagged queues, 1..DDP_MAX_QUEUES
+ * @ops: the ULP's callbacks
+ * @priv: the ULP's cookie, see ddp_stream_priv(); whatever the callbacks
+ *	need must be in place before the call, mpa_bind() may deliver at once
+ *
+ * The stream holds a reference on @pd.
+ * Return: the stream, or an ERR_PTR.
+ */
+struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
+				   u32 nqueues, const struct ddp_stream_ops *ops,
+				   void *priv)
+{
+	struct ddp_stream *s;
+	struct mpa_conn *conn;
+	int i, id;
+
+	if (!nqueues || nqueues > DDP_MAX_QUEUES)
+		return ERR_PTR(-EINVAL);
+	if (sock->type != SOCK_STREAM || sock->sk->sk_protocol != IPPROTO_TCP)
+		return ERR_PTR(-EPROTOTYPE);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	id = ida_alloc_min(&ddp_ids, 1, GFP_KERNEL);
+	if (id < 0) {
+		kfree(s);
+		return ERR_PTR(id);
+	}
+	s->id = id;
+	s->pd = pd;
+	s->sock = sock;
+	s->ops = ops;
+	s->priv = priv;
+	s->dv = DDP_WIRE_VERSION;
+	s->nqueues = nqueues;
+	for (i = 0; i < nqueues; i++) {
+		INIT_LIST_HEAD(&s->q[i].bufs);
+		/* the first message of each queue has MSN 1 */
+		s->q[i].head_msn = 1;
+		s->q[i].tx_msn = 1;
+	}
+	spin_lock_init(&s->lock);
+	mutex_init(&s->tx_lock);
+	refcount_inc(&pd->ref);
+
+	conn = mpa_bind(sock, "ddp", s);
+	if (IS_ERR(conn)) {
+		ddp_pd_put(pd);
+		ida_free(&ddp_ids, s->id);
+		kfree(s);
+		return ERR_CAST(conn);
+	}
+	s->conn = conn;
+	ddp_set_version(s, conn);
+	return s;
+}
+EXPORT_SYMBOL_GPL(ddp_stream_bind);
+
+/**
+ * ddp_stream_priv() - the cookie given to ddp_stream_bind()
+ * @s: the stream
+ *
+ * Return: the cookie.
+ */
+void *ddp_stream_priv(struct ddp_stream *s)
+{
+	return s->priv;
+}
+EXPORT_SYMBOL_GPL(ddp_stream_priv);
+
+/* Return every posted buffer with DDP_EV_FLUSH. */
+static void ddp_flush(struct ddp_stream *s)
+{
+	struct ddp_stream_event ev = { .type = DDP_EV_FLUSH };
+	struct ddp_rbuf *b;
+	u32 qn;
+
+	for (qn = 0; qn < s->nqueues; qn++) {
+		for (;;) {
+			spin_lock_bh(&s->lock);
+			b = list_first_entry_or_null(&s->q[qn].bufs,
+						     struct ddp_rbuf, list);
+			if (b) {
+				ev.cookie = b->cookie;
+				list_del(&b->list);
+				s->q[qn].nposted--;
+				s->nposted--;
+			}
+			spin_unlock_bh(&s->lock);
+			if (!b)
+				break;
+			ev.qn = qn;
+			ddp_event(s, &ev);
+			ddp_rbuf_free(b);
+		}
+	}
+}
+
+/**
+ * ddp_stream_release() - tear a stream down
+ * @s: the stream
+ * @abortive: reset the connection instead of a graceful close
+ *
+ * No callback runs after this starts to return buffers: posted buffers
+ * come back as DDP_EV_FLUSH events, buffers bound to the stream are
+ * invalidated. The socket itself stays with its owner, who closes it;
+ * an abortive release resets it first.
+ */
+void ddp_stream_release(struct ddp_stream *s, bool abortive)
+{
+	mutex_lock(&s->tx_lock);
+	mpa_unbind(s->conn);
+	if (abortive)
+		mpa_abort(s->conn, ECONNABORTED);
+	mutex_unlock(&s->tx_lock);
+	ddp_flush(s);
+	ddp_invalidate_owned(s);
+	ddp_pd_put(s->pd);
+	ida_free(&ddp_ids, s->id);
+	kfree(s);
+}
+EXPORT_SYMBOL_GPL(ddp_stream_release);
+
+static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
+{
+	int ret = 0;
+
+	if (qn >= s->nqueues)
+		return -EINVAL;
+	spin_lock_bh(&s->lock);
+	if (s->nposted >= DDP_MAX_POSTED) {
+		ret = -ENOBUFS;
+	} else {
+		list_add_tail(&b->list, &s->q[qn].bufs);
+		s->q[qn].nposted++;
+		s->nposted++;
+	}
+	spin_unlock_bh(&s->lock);
+	return ret;
+}
+
+/**
+ * ddp_post_recv_pages() - post kernel pages as an untagged buffer
+ * @s: the stream
+ * @qn: queue number
+ * @pages: the pages; they must stay until the buffer comes back
+ * @npages: their number
+ * @first: offset of the first octet in @pages[0]
+ * @len: length in octets
+ * @cookie: returned in the DDP_EV_RECV or DDP_EV_FLUSH event
+ *
+ * Return: 0, -EINVAL for a bad queue or length, -ENOBUFS when too many
+ * buffers are posted.
+ */
+int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
+			u32 npages, u32 first, u64 len, u64 cookie)
+{
+	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	ret = ddp_mem_pages(&b->mem, pages, npages, first, len);
+	if (ret)
+		goto err_free;
+	b->cookie = cookie;
+	ret = ddp_post(s, qn, b);
+	if (ret)
+		goto err_mem;
+	return 0;
+
+err_mem:
+	ddp_mem_release(&b->mem, false);
+err_free:
+	kfree(b);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
+
+/**
+ * ddp_send_msg() - send one DDP message, cut into segments of at most MULPDU
+ * @s: the stream
+ * @msg: tagged (STag, TO) or untagged (QN), and the RsvdULP bits
+ * @data: the message: all of it, iov_iter_count(@data) octets
+ *
+ * Untagged messages get the queue's next MSN. A tagged header has one
+ * RsvdULP octet: @msg->rsvdulp[1..4] must be 0.
+ * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
+ * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
+ * before full operation).
+ */
+int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
+		 struct iov_iter *data)
+{
+	bool tagged = msg->tagged;
+	union {
+		struct ddp_tagged_hdr t;
+		struct ddp_untagged_hdr u;
+	} h;
+	struct ddp_segmenter it;
+	u32 off, len, hlen, msn = 0;
+	struct ddp_queue *q = NULL;
+	int ret, retries = 0;
+	bool last;
+
+	if (!tagged && msg->qn >= s->nqueues)
+		return -EINVAL;
+	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
+	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
+		return -EINVAL;
+	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+
+	mutex_lock(&s->tx_lock);
+	ret = -EPIPE;
+	if (s->shut)
+		goto out;
+	ret = ddp_seg_init(&it, iov_iter_count(data),
+			   ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
+	if (ret) {
+		ret = ret == -EINVAL ? -ENOTCONN : ret;
+		goto out;
+	}
+	if (!tagged) {
+		q = &s->q[msg->qn];
+		msn = q->tx_msn;
+	}
+	for (;;) {
+		/* the MULPDU follows the path MTU: take it for each segment */
+		ddp_seg_resize(&it, ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
+		if (!ddp_seg_next(&it, &off, &len, &last))
+			break;
+		if (tagged)
+			ddp_tagged_hdr_build(&h.t, s->dv, last, msg->rsvdulp[0],
+					     msg->stag, msg->to + off);
+		else
+			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
+					       msg->qn, msn, off);
+		ret = mpa_sendv(s->conn, &h, hlen, data, len, 0);
+		/* the MTU shrank since the MULPDU was read: cut it again */
+		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
+			ddp_seg_unget(&it, len);
+			continue;
+		}
+		if (ret < 0)
+			goto out;
+		retries = 0;
+	}
+	if (q)
+		q->tx_msn = ddp_msn_next(msn);
+	ret = 0;
+out:
+	mutex_unlock(&s->tx_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_send_msg);
+
+/*
+ * Close the sending half (RFC 5041 section 6.2.1): later sends fail with
+ * -EPIPE, what was sent goes out, then a FIN. Receiving goes on.
+ */
+int ddp_stream_shutdown(struct ddp_stream *s)
+{
+	mutex_lock(&s->tx_lock);
+	s->shut = true;
+	mutex_unlock(&s->tx_lock);
+	return kernel_sock_shutdown(s->sock, SHUT_WR);
+}

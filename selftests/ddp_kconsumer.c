@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel DDP API, driven through selftests/kmod/ddp_kconsumer.ko
+ * (make test-modules): a kernel ULP binds the Responder end (fds[1]) of
+ * an MPA connection, registers and posts kernel pages, sends, invalidates
+ * and releases; the Initiator (fds[0]) is a raw MPA peer in user space:
+ * each send() on it is one DDP segment, each recv() one segment from the
+ * kernel ULP. Every test checks the exact events, the exact octets
+ * placed (and nothing else: the buffers start zeroed) and the errnos of
+ * the calls, which the module's ctl file returns from write().
+ * Needs mpa.ko and ddp.ko loaded; loads and unloads the consumer.
+ */
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <libgen.h>
+
+#include "kselftest_harness.h"
+#include "ddp_test_util.h"
+
+#define KC_DIR		"/sys/kernel/debug/ddp_kconsumer"
+/* as in ddp_kconsumer.c */
+#define KC_TAG_LEN	6000
+#define KC_BASE_TO	0x10000ULL
+#define KC_RBUF_LEN	5000
+#define NQUEUES		2
+
+/* the octets of the module's send command */
+static void kc_fill(__u8 *p, size_t len, __u32 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (__u8)(i * 7 + seed);
+}
+
+static int kc_load(void)
+{
+	char path[512], exe[512];
+	ssize_t n;
+	int fd, ret;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/kmod/ddp_kconsumer.ko", dirname(exe));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	if (ret && errno != EEXIST)
+		return -1;
+	if (access(KC_DIR, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	return access(KC_DIR "/ctl", F_OK);
+}
+
+/* 0, or the errno of the command */
+static int kc_ctl(const char *fmt, ...)
+{
+	char cmd[96];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fd = open(KC_DIR "/ctl", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, cmd, n) != n)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+static ssize_t kc_read(const char *name, void *buf, size_t len)
+{
+	char path[128];
+	ssize_t n, done = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), KC_DIR "/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	close(fd);
+	return done;
+}
+
+/* Wait until the event log has @n lines; its text in @log. */
+static int kc_events(char *log, size_t len, int n)
+{
+	long long end = ddp_now_ms() + DDP_TMO_MS;
+	int lines;
+	ssize_t got;
+	char *p;
+
+	do {
+		got = kc_read("events", log, len - 1);
+		if (got < 0)
+			return -1;
+		log[got] = '\0';
+		lines = 0;
+		for (p = log; (p = strchr(p, '\n')); p++)
+			lines++;
+		if (lines >= n)
+			return lines;
+		usleep(2000);
+	} while (ddp_now_ms() < end);
+	return lines;
+}
+
+static __u32 kc_stag(void)
+{
+	char buf[64] = "";
+	unsigned int stag = 0;
+
+	if (kc_read("state", buf, sizeof(buf) - 1) > 0)
+		sscanf(buf, "stag=%u", &stag);
+	return stag;
+}
+
+FIXTURE(kc)
+{
+	int fds[2];	/* [0] raw MPA peer, [1] the kernel ULP's stream */
+	char log[16384];
+	__u8 tag[KC_TAG_LEN];
+	__u8 rbuf[KC_RBUF_LEN];
+};
+
+FIXTURE_SETUP(kc)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	if (kc_load())
+		SKIP(return, "no ddp_kconsumer.ko (make test-modules) or debugfs");
+	/* a stream left behind by a test that timed out */
+	kc_ctl("release 0");
+	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, 0));
+	ASSERT_EQ(0, kc_ctl("bind %d %d", self->fds[1], NQUEUES));
+}
+
+FIXTURE_TEARDOWN(kc)
+{
+	kc_ctl("release 0");
+	if (self->fds[0] >= 0) {
+		close(self->fds[0]);
+		close(self->fds[1]);
+	}
+	syscall(__NR_delete_module, "ddp_kconsumer", O_NONBLOCK);
+}
+
+static void peer_send(struct __test_metadata *_metadata, int fd,
+		      const void *hdr, size_t hlen, const __u8 *pl, size_t plen)
+{
+	__u8 b[4096];
+
+	ASSERT_GE(sizeof(b), hlen + plen);
+	memcpy(b, hdr, hlen);
+	if (plen)
+		memcpy(b + hlen, pl, plen);
+	ASSERT_EQ((ssize_t)(hlen + plen), send(fd, b, hlen + plen, 0));
+}
+
+/* One segment from the kernel ULP: its length. */
+static ssize_t peer_recv(int fd, __u8 *b, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, DDP_TMO_MS) != 1)
+		return -1;
+	return recv(fd, b, len, MSG_DONTWAIT);
+}
+
+static int all_zero(const __u8 *p, size_t len)
+{
+	return ddp_find_not(p, len, 0) == -1;
+}
+
+/* Two untagged segments of one message land in the posted kernel pages. */
+TEST_F(kc, untagged_placed)
+{
+	struct ddp_untagged_hdr h = {
+		.rsvdulp = { 0x43, 1, 2, 3, 4 },
+		.qn = htonl(1),
+		.msn = htonl(1),
+	};
+	__u8 msg[4200];
+
+	ASSERT_EQ(0, kc_ctl("post 1 77"));
+	kc_fill(msg, sizeof(msg), 3);
+	/* MO 0..3999 and 4000..4199: crosses the page boundary */
+	h.ctrl = DDP_WIRE_VERSION;
+	h.mo = htonl(0);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, 2000);
+	h.mo = htonl(2000);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg + 2000, 2000);
+	h.ctrl = DDP_FLAG_L | DDP_WIRE_VERSION;
+	h.mo = htonl(4000);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg + 4000, 200);
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	EXPECT_STREQ("recv qn=1 msn=1 len=4200 cookie=77 rsvdulp=4301020304\n",
+		     self->log);
+	ASSERT_EQ(KC_RBUF_LEN, kc_read("untagged", self->rbuf, KC_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, msg, sizeof(msg)));
+	EXPECT_TRUE(all_zero(self->rbuf + sizeof(msg), KC_RBUF_LEN - sizeof(msg)));
+}
+
+/* A tagged message to a PD-wide STag, placed across the page boundary. */
+TEST_F(kc, tagged_placed)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+		.rsvdulp = 0x40,
+	};
+	char want[160];
+	__u8 msg[300];
+	__u32 stag;
+
+	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
+	stag = kc_stag();
+	ASSERT_NE(0, stag);
+	kc_fill(msg, sizeof(msg), 11);
+	h.stag = htonl(stag);
+	h.to = htobe64(KC_BASE_TO + 3900);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	snprintf(want, sizeof(want), "tagged stag=%u to=%llu len=300 rsvdulp=40\n",
+		 stag, KC_BASE_TO + 3900);
+	EXPECT_STREQ(want, self->log);
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, 3900));
+	EXPECT_EQ(0, memcmp(self->tag + 3900, msg, sizeof(msg)));
+	EXPECT_TRUE(all_zero(self->tag + 4200, KC_TAG_LEN - 4200));
+}
+
+/* Past the end of the buffer: 0x1/0x01, the header reported, nothing placed. */
+TEST_F(kc, tagged_out_of_bounds)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+	};
+	char want[160];
+	__u8 msg[20];
+	__u32 stag;
+
+	ASSERT_EQ(0, kc_ctl("reg 1 %u", DDP_ACCESS_REMOTE_WRITE));
+	stag = kc_stag();
+	kc_fill(msg, sizeof(msg), 1);
+	h.stag = htonl(stag);
+	h.to = htobe64(KC_BASE_TO + KC_TAG_LEN - 10);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	snprintf(want, sizeof(want),
+		 "error type=1 code=1 len=34 hdr=c100%08x%016llx\n", stag,
+		 KC_BASE_TO + KC_TAG_LEN - 10);
+	EXPECT_STREQ(want, self->log);
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, KC_TAG_LEN));
+}
+
+/* No remote write access: the STag is invalid for placement (0x1/0x00). */
+TEST_F(kc, tagged_read_only)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+		.to = htobe64(KC_BASE_TO),
+	};
+	__u8 msg[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_READ));
+	h.stag = htonl(kc_stag());
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	EXPECT_EQ(0, strncmp(self->log, "error type=1 code=0 len=22 ", 27));
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, KC_TAG_LEN));
+}
+
+/* ddp_invalidate(): 0, then -ENOENT; a write to the STag is refused. */
+TEST_F(kc, invalidate)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+		.to = htobe64(KC_BASE_TO),
+	};
+	__u8 msg[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	__u32 stag;
+
+	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
+	stag = kc_stag();
+	ASSERT_EQ(0, kc_ctl("inval %u", stag));
+	EXPECT_EQ(ENOENT, kc_ctl("inval %u", stag));
+	EXPECT_EQ(ENOENT, kc_ctl("inval %u", stag ^ 0x100));
+	h.stag = htonl(stag);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	EXPECT_EQ(0, strncmp(self->log, "error type=1 code=0 len=22 ", 27));
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, KC_TAG_LEN));
+}
+
+/*
+ * Receive one message of @len octets from the kernel ULP: its segments
+ * in order, each header exact, the payload that of kc_fill(@seed).
+ */
+static void expect_msg(struct __test_metadata *_metadata, int fd, bool tagged,
+		       __u32 qn, __u32 msn, __u32 stag, __u64 to, size_t len,
+		       __u32 seed)
+{
+	size_t hlen = tagged ? sizeof(struct ddp_tagged_hdr) :
+			       sizeof(struct ddp_untagged_hdr);
+	static __u8 msg[65536], seg[65536];
+	size_t off = 0;
+	bool last = false;
+	ssize_t n;
+
+	kc_fill(msg, len, seed);
+	while (!last) {
+		n = peer_recv(fd, seg, sizeof(seg));
+		ASSERT_LT((ssize_t)hlen, n);
+		last = seg[0] & DDP_FLAG_L;
+		if (tagged) {
+			struct ddp_tagged_hdr h = {
+				.ctrl = DDP_FLAG_T | DDP_WIRE_VERSION |
+					(last ? DDP_FLAG_L : 0),
+				.rsvdulp = 0x40,
+				.stag = htonl(stag),
+				.to = htobe64(to + off),
+			};
+
+			ASSERT_EQ(0, memcmp(seg, &h, hlen));
+		} else {
+			struct ddp_untagged_hdr h = {
+				.ctrl = DDP_WIRE_VERSION | (last ? DDP_FLAG_L : 0),
+				.rsvdulp = { 0x43, 1, 2, 3, 4 },
+				.qn = htonl(qn),
+				.msn = htonl(msn),
+				.mo = htonl(off),
+			};
+
+			ASSERT_EQ(0, memcmp(seg, &h, hlen));
+		}
+		ASSERT_GE(len - off, n - hlen);
+		ASSERT_EQ(0, memcmp(seg + hlen, msg + off, n - hlen));
+		off += n - hlen;
+	}
+	ASSERT_EQ(len, off);
+}
+
+/* ddp_send_msg(): untagged messages get MSN 1, 2; tagged ones the TO. */
+TEST_F(kc, kernel_sends)
+{
+	struct ddp_untagged_hdr h = {
+		.ctrl = DDP_FLAG_L | DDP_WIRE_VERSION,
+		.msn = htonl(1),
+	};
+
+	/* the Initiator sends first (RFC 5044): an empty message */
+	ASSERT_EQ(0, kc_ctl("post 0 1"));
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), NULL, 0);
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	EXPECT_STREQ("recv qn=0 msn=1 len=0 cookie=1 rsvdulp=0000000000\n",
+		     self->log);
+
+	ASSERT_EQ(0, kc_ctl("send 1 3000 5"));
+	expect_msg(_metadata, self->fds[0], false, 1, 1, 0, 0, 3000, 5);
+	ASSERT_EQ(0, kc_ctl("send 1 20000 6"));
+	expect_msg(_metadata, self->fds[0], false, 1, 2, 0, 0, 20000, 6);
+	ASSERT_EQ(0, kc_ctl("send 0 10 7"));
+	expect_msg(_metadata, self->fds[0], false, 0, 1, 0, 0, 10, 7);
+	ASSERT_EQ(0, kc_ctl("sendt 4660 1280 9000 8"));
+	expect_msg(_metadata, self->fds[0], true, 0, 0, 4660, 1280, 9000, 8);
+}
+
+/* Bad arguments get their errno and change nothing. */
+TEST_F(kc, bad_calls)
+{
+	int udp, i;
+
+	EXPECT_EQ(EINVAL, kc_ctl("send %d 10 0", NQUEUES));
+	EXPECT_EQ(EINVAL, kc_ctl("post %d 1", NQUEUES));
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(0, kc_ctl("post 0 %d", i));
+	EXPECT_EQ(ENOBUFS, kc_ctl("post 0 256"));
+	ASSERT_EQ(0, kc_ctl("release 0"));
+	/* every posted buffer came back, in order */
+	ASSERT_EQ(256, kc_events(self->log, sizeof(self->log), 256));
+	EXPECT_EQ(0, strncmp(self->log, "flush qn=0 cookie=0\nflush qn=0 cookie=1\n",
+			     40));
+
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, udp);
+	EXPECT_EQ(EPROTOTYPE, kc_ctl("bind %d 1", udp));
+	close(udp);
+	EXPECT_EQ(EINVAL, kc_ctl("bind %d 0", self->fds[1]));
+	EXPECT_EQ(EINVAL, kc_ctl("bind %d %d", self->fds[1], DDP_MAX_QUEUES + 1));
+	EXPECT_EQ(ENOTCONN, kc_ctl("send 0 10 0"));
+}
+
+/* Release returns posted buffers as flushes; the peer's close is reported. */
+TEST_F(kc, release_and_close)
+{
+	ASSERT_EQ(0, kc_ctl("post 0 5"));
+	ASSERT_EQ(0, kc_ctl("post 1 6"));
+	close(self->fds[0]);
+	self->fds[0] = -1;
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	EXPECT_STREQ("closed\n", self->log);
+	ASSERT_EQ(0, kc_ctl("release 0"));
+	ASSERT_EQ(3, kc_events(self->log, sizeof(self->log), 3));
+	EXPECT_STREQ("closed\nflush qn=0 cookie=5\nflush qn=1 cookie=6\n", self->log);
+	close(self->fds[1]);
+}
+
+TEST_HARNESS_MAIN
