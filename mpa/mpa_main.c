@@ -20,6 +20,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/inet_connection_sock.h>
+#include <net/iwarp_compat.h>
 #include <net/tcp.h>
 
 #include "mpa.h"
@@ -243,7 +244,8 @@ static int mpa_tx_flush(struct mpa_conn *c, int flags)
 			len = min(len, c->tx_split);
 		c->tx_busy = true;
 		if (c->tx_page)
-			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off, len, flags);
+			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len,
+						  flags);
 		else
 			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
 					   MSG_EOR | flags);
@@ -1104,7 +1106,7 @@ static int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	lock_sock(sk);
 	if (!mpa_framing(c))
 		ret = tcp_sendmsg_locked(sk, msg, size);
-	else if (msg->msg_flags & MSG_OOB)
+	else if ((msg->msg_flags & MSG_OOB) || iwarp_msg_splices_pages(msg))
 		ret = -EOPNOTSUPP;
 	else
 		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
@@ -1154,7 +1156,7 @@ static int mpa_sendpage(struct sock *sk, struct page *page, int offset,
 
 	if (mpa_framing(c))
 		return -EOPNOTSUPP;
-	return c->sk_proto->sendpage(sk, page, offset, size, flags);
+	return iwarp_proto_sendpage(c->sk_proto, sk, page, offset, size, flags);
 }
 
 static int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
@@ -1502,7 +1504,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	*p = *base;
 	p->close = mpa_close;
 	p->sendmsg = mpa_sendmsg;
-	p->sendpage = mpa_sendpage;
+	iwarp_proto_set_sendpage(p, mpa_sendpage);
 	p->disconnect = mpa_disconnect;
 	p->recvmsg = mpa_recvmsg;
 	p->setsockopt = mpa_setsockopt;
