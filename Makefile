@@ -4,36 +4,58 @@
 #   make          build the modules
 #   make demo     install what is needed, boot the VM, show what works
 #   make check    install what is needed, static checks, unit tests,
-#                 selftests in the VM; ends with "N passed, N failed"
+#                 selftests in the VM, on each kernel of KERNELS (6.1 and
+#                 6.12 unless KSERIES or KERNELS says otherwise); ends
+#                 with "N passed, N failed"
 #   make htmldocs  Documentation/ as HTML (Sphinx + kernel-doc), warnings fail it
 #   make check-debug  the selftests in the VM on a debug kernel (KASAN,
 #                 kmemleak, lockdep) built by tools/vm/kernel-debug; slow,
 #                 not part of make check (Documentation/testing.rst)
 
 # KSERIES picks the kernel series to build for (6.1 unless told otherwise,
-# even when newer headers are installed); KDIR overrides it.
+# even when newer headers are installed); KDIR overrides it. "make check"
+# runs on every series in KERNELS: 6.1 and 6.12, or only KSERIES when that
+# is given on the command line or in the environment.
+KSERIES_ORIGIN := $(origin KSERIES)
 KSERIES ?= 6.1
 KDIR ?= $(shell ls -d /lib/modules/$(KSERIES).*/build 2>/dev/null | sort -V | tail -n 1)
+KERNELS ?= $(if $(filter command line environment,$(KSERIES_ORIGIN)),$(KSERIES),6.1 6.12)
 export KSERIES
 PWD := $(CURDIR)
 
+# MDIR: where kbuild builds (it writes objects next to the sources). The
+# default is the source tree; make check builds each kernel in a copy,
+# MDIR=build/k-SERIES/mod, to which the sources are copied first (mtimes
+# kept, so the build stays incremental).
+MDIR ?= $(CURDIR)
+override MDIR := $(abspath $(MDIR))
+MSRCS = Kbuild $(wildcard mpa/Kbuild ddp/Kbuild mpa/*.[ch] ddp/*.[ch]) \
+	$(wildcard selftests/kmod/Kbuild selftests/kmod/*.[ch]) \
+	$(shell find include -name '*.h')
+SYNC := $(if $(filter-out $(CURDIR),$(MDIR)),mdir-sync)
+
 all: modules
 
-modules:
-	$(MAKE) -C $(KDIR) M=$(PWD) modules
+modules: $(SYNC)
+	$(MAKE) -C $(KDIR) M=$(MDIR) modules
+
+mdir-sync:
+	mkdir -p $(MDIR)
+	cp -p --parents $(MSRCS) $(MDIR)/
 
 # the in-kernel consumers the selftests load (selftests/kmod), linked
 # against the symbols of mpa.ko and ddp.ko; C=2 W=1 for "make static"
 test-modules: modules
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod \
-		KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers $(KFLAGS) modules
+	$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(MDIR)/Module.symvers $(KFLAGS) modules
 
 # sparse (C=2 checks every file) and W=1 in one rebuild
-static: clean-modules
-	$(MAKE) -C $(KDIR) M=$(PWD) C=2 W=1 modules 2>&1 | tee build/static.log
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod KBUILD_EXTRA_SYMBOLS=$(PWD)/Module.symvers \
-		C=2 W=1 modules 2>&1 | tee -a build/static.log
-	@! grep -E 'warning:|error:' build/static.log
+static: clean-modules $(SYNC)
+	@mkdir -p build
+	$(MAKE) -C $(KDIR) M=$(MDIR) C=2 W=1 modules 2>&1 | tee build/static-$(KSERIES).log
+	$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod KBUILD_EXTRA_SYMBOLS=$(MDIR)/Module.symvers \
+		C=2 W=1 modules 2>&1 | tee -a build/static-$(KSERIES).log
+	@! grep -E 'warning:|error:' build/static-$(KSERIES).log
 
 checkpatch:
 	tools/checkpatch-all
@@ -88,7 +110,7 @@ deb:
 	tools/mkdeb $(VERSION)
 
 check:
-	tools/check
+	KERNELS="$(KERNELS)" tools/check
 
 # The debug kernel's build tree is the KDIR of the modules: mpa/mpa.ko and
 # ddp/ddp.ko are rebuilt for it in place (a later "make" rebuilds them for
@@ -117,11 +139,11 @@ htmldocs:
 	@echo "htmldocs: build/htmldocs/index.html"
 
 clean-modules:
-	$(MAKE) -C $(KDIR) M=$(PWD) clean
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/kmod clean
+	$(if $(wildcard $(MDIR)/Kbuild),$(MAKE) -C $(KDIR) M=$(MDIR) clean)
+	$(if $(wildcard $(MDIR)/selftests/kmod/Kbuild),$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod clean)
 
 clean: clean-modules
 	$(MAKE) -C selftests clean
 
-.PHONY: all modules test-modules static checkpatch deps selftests demo check check-debug \
+.PHONY: all modules mdir-sync test-modules static checkpatch deps selftests demo check check-debug \
 	htmldocs clean clean-modules modules_install headers_install tools_install install deb

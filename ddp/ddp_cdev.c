@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <net/iwarp_compat.h>
 
 #include "ddp.h"
 
@@ -262,8 +263,8 @@ static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
 		return -EINVAL;
 	if (sd.len > DDP_MAX_MSG_LEN - 1)
 		return -EMSGSIZE;
-	ret = import_single_range(ITER_SOURCE, u64_to_user_ptr(sd.addr), sd.len,
-				  &iov, &it);
+	ret = iwarp_import_ubuf(ITER_SOURCE, u64_to_user_ptr(sd.addr), sd.len,
+				&iov, &it);
 	if (ret)
 		return ret;
 	if (iov_iter_count(&it) != sd.len)
@@ -378,11 +379,11 @@ static long ddp_ioc_reg_mr(struct ddp_pd *pd, void __user *arg)
 		return -EINVAL;
 	if (r.stream_fd >= 0) {
 		f = fdget(r.stream_fd);
-		if (!f.file || f.file->f_op != &ddp_stream_fops) {
+		if (!iwarp_fd_file(f) || iwarp_fd_file(f)->f_op != &ddp_stream_fops) {
 			fdput(f);
 			return -EBADF;
 		}
-		owner = ((struct ddp_ustream *)f.file->private_data)->s;
+		owner = ((struct ddp_ustream *)iwarp_fd_file(f)->private_data)->s;
 		if (owner->pd != pd) {
 			fdput(f);
 			return -EINVAL;

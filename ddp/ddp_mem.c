@@ -13,6 +13,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <net/iwarp_compat.h>
 
 #include "ddp.h"
 
@@ -47,18 +48,37 @@ static bool ddp_vma_refused(const struct vm_area_struct *vma)
 }
 
 /*
+ * A writable pin of [@start, @end) must not reach a shared file mapping:
+ * -EOPNOTSUPP for one, -EFAULT for a hole (pin_user_pages() would fail
+ * there too). Under mmap_read_lock().
+ */
+static int ddp_range_refused(struct mm_struct *mm, unsigned long start,
+			     unsigned long end)
+{
+	struct vm_area_struct *vma;
+
+	for (; start < end; start = vma->vm_end) {
+		vma = vma_lookup(mm, start);
+		if (!vma)
+			return -EFAULT;
+		if (ddp_vma_refused(vma))
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
  * Pin @len octets of user memory at @addr, charged to RLIMIT_MEMLOCK
  * (CAP_IPC_LOCK bypasses the limit). With @write the pages are pinned
  * for writing and must not belong to a shared file mapping
- * (-EOPNOTSUPP); the pages and the VMAs are checked under one
+ * (-EOPNOTSUPP); the VMAs are checked and the pages pinned under one
  * mmap_read_lock(), so the check cannot be raced by an mmap().
  */
 int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
 {
 	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
 	struct mm_struct *mm = current->mm;
-	struct vm_area_struct **vmas;
-	u32 done = 0, i;
+	u32 done = 0;
 	u64 npages;
 	long n;
 	int ret;
@@ -69,36 +89,25 @@ int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
 	m->pages = kvmalloc_array(npages, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
-	vmas = (struct vm_area_struct **)__get_free_page(GFP_KERNEL);
-	ret = -ENOMEM;
-	if (!vmas)
-		goto err_free;
 	ret = account_locked_vm(mm, npages, true);
 	if (ret)
-		goto err_vmas;
+		goto err_free;
 	mmap_read_lock(mm);
-	while (done < npages) {
-		n = pin_user_pages((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
-				   min_t(u64, npages - done, DDP_PIN_CHUNK), flags,
-				   m->pages + done, vmas);
-		if (n <= 0) {
+	if (write)
+		ret = ddp_range_refused(mm, addr & PAGE_MASK,
+					(addr & PAGE_MASK) + npages * PAGE_SIZE);
+	while (!ret && done < npages) {
+		n = iwarp_pin_user_pages((addr & PAGE_MASK) + (u64)done * PAGE_SIZE,
+					 min_t(u64, npages - done, DDP_PIN_CHUNK),
+					 flags, m->pages + done);
+		if (n <= 0)
 			ret = n ? n : -EFAULT;
-			break;
-		}
-		done += n;
-		for (i = 0; write && i < n; i++) {
-			if (ddp_vma_refused(vmas[i])) {
-				ret = -EOPNOTSUPP;
-				break;
-			}
-		}
-		if (ret)
-			break;
+		else
+			done += n;
 	}
 	mmap_read_unlock(mm);
 	if (ret)
 		goto err_unpin;
-	free_page((unsigned long)vmas);
 	m->npages = npages;
 	m->first = addr & ~PAGE_MASK;
 	m->len = len;
@@ -110,8 +119,6 @@ int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
 err_unpin:
 	unpin_user_pages(m->pages, done);
 	account_locked_vm(mm, npages, false);
-err_vmas:
-	free_page((unsigned long)vmas);
 err_free:
 	kvfree(m->pages);
 	m->pages = NULL;

@@ -13,7 +13,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/build_bug.h>
-#include <asm/unaligned.h>
+#include <net/iwarp_compat.h>
 
 #include "ddp_proto.h"
 

@@ -16,6 +16,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <net/inet_connection_sock.h>
+#include <net/iwarp_compat.h>
 #include <net/tcp.h>
 
 #include "mpa.h"
@@ -432,7 +433,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	*p = *base;
 	p->close = mpa_close;
 	p->sendmsg = mpa_sendmsg;
-	p->sendpage = mpa_sendpage;
+	iwarp_proto_set_sendpage(p, mpa_sendpage);
 	p->disconnect = mpa_disconnect;
 	p->recvmsg = mpa_recvmsg;
 	p->setsockopt = mpa_setsockopt;

@@ -20,7 +20,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/crc32c.h>
-#include <asm/unaligned.h>
+#include <net/iwarp_compat.h>
 
 #include "mpa_proto.h"
 

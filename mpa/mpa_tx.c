@@ -9,6 +9,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
+#include <net/iwarp_compat.h>
 
 #include "mpa.h"
 
@@ -73,7 +74,7 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 			len = min(len, c->tx_split);
 		c->tx_busy = true;
 		if (c->tx_page)
-			ret = do_tcp_sendpages(sk, c->tx_page, c->tx_pend_off, len, flags);
+			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len, flags);
 		else
 			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
 					   MSG_EOR | flags);
@@ -308,7 +309,7 @@ int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	mpa_lock_tx(c);
 	if (!mpa_framing(c))
 		ret = tcp_sendmsg_locked(sk, msg, size);
-	else if (msg->msg_flags & MSG_OOB)
+	else if ((msg->msg_flags & MSG_OOB) || iwarp_msg_splices_pages(msg))
 		ret = -EOPNOTSUPP;
 	else
 		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
@@ -357,7 +358,7 @@ int mpa_sendpage(struct sock *sk, struct page *page, int offset,
 
 	if (mpa_framing(c))
 		return -EOPNOTSUPP;
-	return c->sk_proto->sendpage(sk, page, offset, size, flags);
+	return iwarp_proto_sendpage(c->sk_proto, sk, page, offset, size, flags);
 }
 
 void mpa_write_space(struct sock *sk)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <time.h>
 
 #include "mpa_proto.h"
@@ -168,6 +169,41 @@ TEST_F(framing, rx_of_reference_fpdus)
 TEST_F(framing, rfc_figure5_tx)
 {
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
+	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
+	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));
+	EXPECT_EQ(0, mt_readn(self->fds[1], gbuf, 1, 100));
+}
+
+/*
+ * sendfile() and splice() into a socket in framing mode fail with
+ * EOPNOTSUPP and send nothing: up to 6.4 they reach struct proto's
+ * sendpage, from 6.5 on its sendmsg() with MSG_SPLICE_PAGES
+ * (Documentation/kernels.rst).
+ */
+TEST_F(framing, sendfile_and_splice_are_eopnotsupp)
+{
+	char path[] = "/tmp/mpa_framing.XXXXXX";
+	int file, pfd[2];
+	off_t off = 0;
+
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
+	file = mkstemp(path);
+	ASSERT_LE(0, file);
+	unlink(path);
+	ASSERT_EQ(42, write(file, fig5_ulpdu, 42));
+	EXPECT_EQ(-1, sendfile(self->fds[0], file, &off, 42));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	close(file);
+
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(42, write(pfd[1], fig5_ulpdu, 42));
+	EXPECT_EQ(-1, splice(pfd[0], NULL, self->fds[0], NULL, 42, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	close(pfd[0]);
+	close(pfd[1]);
+
+	/* nothing went out: the stream still starts with Figure 5's FPDU */
 	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
 	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));

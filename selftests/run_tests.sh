@@ -6,13 +6,14 @@
 # then unload the modules. Works in the project VM and on any host that
 # can load modules (run as root).
 #
-# Modules come from the build tree next to this directory, unless they
-# are already loaded or installed (modprobe finds them).
+# Modules come from the build tree next to this directory (or $MPA_KO and
+# $DDP_KO, as make check sets them for each kernel), unless they are
+# already loaded or installed (modprobe finds them).
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-export MPA_KO="$top/mpa/mpa.ko" DDP_KO="$top/ddp/ddp.ko"
+export MPA_KO="${MPA_KO:-$top/mpa/mpa.ko}" DDP_KO="${DDP_KO:-$top/ddp/ddp.ko}"
 
 load() {	# name path
 	grep -q "^$1 " /proc/modules && return 0

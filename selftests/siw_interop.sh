@@ -23,7 +23,9 @@
 # links, namespaces, siw unloaded).
 #
 # Usage: siw_interop.sh [-h|--help]
-# Environment: SIW_KO (default ../build/siw/siw.ko), SIW_RPING_COUNT (100),
+# Environment: SIW_KO (default ../build/siw/siw.ko, on a kernel of another
+# series than 6.1 such as 6.12 ../build/k-6.12/siw/siw.ko: where
+# tools/siw/build puts it), SIW_RPING_COUNT (100),
 # SIW_INTEROP_OUT (a directory to keep the logs and the capture in).
 
 case ${1:-} in
@@ -32,7 +34,10 @@ esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-ko=${SIW_KO:-$top/build/siw/siw.ko}
+series=$(uname -r | cut -d. -f1,2)
+siwdir=$top/build
+[ "$series" = 6.1 ] || siwdir=$top/build/k-$series
+ko=${SIW_KO:-$siwdir/siw/siw.ko}
 count=${SIW_RPING_COUNT:-100}
 tools=$top/tools/siw
 peer=$top/tools/rdmap-peer
@@ -342,7 +347,7 @@ fi
 
 # 10: siw as a revision 1 Initiator needs a siw built so (tools/siw/build
 # --rev1): stock siw 6.1 always starts with revision 2
-ko1=${SIW_REV1_KO:-$top/build/siw-rev1/siw.ko}
+ko1=${SIW_REV1_KO:-$siwdir/siw-rev1/siw.ko}
 if [ ! -f "$ko1" ]; then
 	skip "${names[9]}" "no $ko1 (tools/siw/build --rev1)"
 elif ! "$tools/netns-up" --quiet --ko "$ko1" > "$tmp/up1" 2>&1; then
@@ -361,7 +366,7 @@ fi
 
 # 11, 12: RFC 6581 peer-to-peer with the RTR message, against siw built to
 # ask for it (tools/siw/build --p2p); both sides agree on an RDMA Write RTR
-kop=${SIW_P2P_KO:-$top/build/siw-p2p/siw.ko}
+kop=${SIW_P2P_KO:-$siwdir/siw-p2p/siw.ko}
 if [ ! -f "$kop" ]; then
 	skip "${names[10]}" "no $kop (tools/siw/build --p2p)"
 	skip "${names[11]}" "no $kop (tools/siw/build --p2p)"
