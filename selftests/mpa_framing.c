@@ -77,18 +77,7 @@ FIXTURE_SETUP(framing)
 
 FIXTURE_TEARDOWN(framing)
 {
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
-}
-
-static void close_pair(int fds[2])
-{
-	close(fds[0]);
-	close(fds[1]);
-	fds[0] = -1;
-	fds[1] = -1;
+	iw_close_pair(self->fds);
 }
 
 static __u8 wbuf[2 * 65536 + 4096], gbuf[2 * 65536 + 4096], ubuf[65536], rbuf[65536 + 16];
@@ -102,7 +91,7 @@ static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 	if (send(mod, data, len, 0) != (ssize_t)len)
 		return -1;
 	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
-	if (n <= 0 || mt_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
+	if (n <= 0 || iw_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
 		return -2;
 	*pos += n;
 	return 0;
@@ -115,7 +104,7 @@ static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 	int n, fl = 0;
 
 	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
-	if (n <= 0 || mt_writen(raw, wbuf, n))
+	if (n <= 0 || iw_writen(raw, wbuf, n))
 		return -1;
 	if (mt_recv(mod, rbuf, sizeof(rbuf), 0, &fl) != (ssize_t)len ||
 	    memcmp(rbuf, data, len) || (fl & (MSG_EOR | MSG_TRUNC)) != MSG_EOR)
@@ -137,11 +126,12 @@ TEST_F(framing, tx_matches_reference_encoder)
 
 		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0,
 					      MPA_FLAG_C | (m ? MPA_FLAG_M : 0), 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_TX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
+		EXPECT_EQ((m ? MPA_I_MARKERS_TX : 0) | MPA_I_CRC,
+			  iw_mpa_info_of(self->fds[0]).flags);
 		for (i = 0; i < ARRAY_SIZE(sizes); i++)
 			ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, m, true,
 					      ubuf + i, sizes[i]));
-		close_pair(self->fds);
+		iw_close_pair(self->fds);
 	}
 }
 
@@ -157,11 +147,12 @@ TEST_F(framing, rx_of_reference_fpdus)
 
 		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
 					      m ? MPA_F_MARKERS : 0, MPA_FLAG_C, 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_RX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
+		EXPECT_EQ((m ? MPA_I_MARKERS_RX : 0) | MPA_I_CRC,
+			  iw_mpa_info_of(self->fds[0]).flags);
 		for (i = 0; i < ARRAY_SIZE(sizes); i++)
 			ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, m, true,
 					      ubuf, sizes[i]));
-		close_pair(self->fds);
+		iw_close_pair(self->fds);
 	}
 }
 
@@ -169,9 +160,9 @@ TEST_F(framing, rfc_figure5_tx)
 {
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
 	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
-	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	ASSERT_EQ(52, iw_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));
-	EXPECT_EQ(0, mt_readn(self->fds[1], gbuf, 1, 100));
+	EXPECT_EQ(0, iw_readn(self->fds[1], gbuf, 1, 100));
 }
 
 TEST_F(framing, rfc_figure5_rx)
@@ -179,11 +170,11 @@ TEST_F(framing, rfc_figure5_rx)
 	int fl = 0;
 
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
-	ASSERT_EQ(0, mt_writen(self->fds[1], fig5_wire, 52));
+	ASSERT_EQ(0, iw_writen(self->fds[1], fig5_wire, 52));
 	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, fig5_ulpdu, 42));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
-	EXPECT_EQ(1, mt_stats(self->fds[0]).rx_markers);
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_markers);
 }
 
 static void fig6_first(__u8 *u)
@@ -203,7 +194,7 @@ TEST_F(framing, rfc_figure6_tx)
 			      FIG6_FIRST_ULPDU));
 	ASSERT_EQ(0x1ec, pos);
 	ASSERT_EQ(42, send(self->fds[0], fig6_ulpdu, 42, 0));
-	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	ASSERT_EQ(52, iw_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig6_wire, 52));
 }
 
@@ -217,11 +208,11 @@ TEST_F(framing, rfc_figure6_rx)
 	ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf,
 			      FIG6_FIRST_ULPDU));
 	ASSERT_EQ(0x1ec, pos);
-	ASSERT_EQ(0, mt_writen(self->fds[1], fig6_wire, 52));
+	ASSERT_EQ(0, iw_writen(self->fds[1], fig6_wire, 52));
 	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, fig6_ulpdu, 42));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
-	EXPECT_EQ(2, mt_stats(self->fds[0]).rx_markers);
+	EXPECT_EQ(2, iw_mpa_stats_of(self->fds[0]).rx_markers);
 }
 
 /* every ULPDU size 1..2048 (every pad length) both ways, module <-> module */
@@ -232,7 +223,8 @@ TEST_F(framing, sizes_1_to_2048_and_mulpdu)
 	int fl, i, nb = 0;
 
 	mt_fill(ubuf, sizeof(ubuf), 13);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	for (s = 1; s <= 2048; s++) {
 		ASSERT_EQ(s, send(self->fds[0], ubuf + s, s, 0));
 		fl = 0;
@@ -267,7 +259,7 @@ TEST_F(framing, short_buffer_is_msg_trunc)
 	int fl = 0;
 
 	mt_fill(ubuf, 100, 14);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
 	ASSERT_EQ(100, send(self->fds[0], ubuf, 100, 0));
 	ASSERT_EQ(50, send(self->fds[0], ubuf, 50, 0));
 	ASSERT_EQ(10, mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
@@ -289,16 +281,16 @@ TEST_F(framing, send_above_mulpdu_is_emsgsize)
 	__u32 mulpdu = 0;
 	socklen_t len = sizeof(mulpdu);
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, 0, RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &mulpdu, &len));
-	EXPECT_EQ(mulpdu, mt_info(self->fds[0]).mulpdu);
+	EXPECT_EQ(mulpdu, iw_mpa_info_of(self->fds[0]).mulpdu);
 	ASSERT_GE(mulpdu, 128);
 	ASSERT_LE(mulpdu, 65535);
 	EXPECT_EQ(-1, send(self->fds[0], ubuf, mulpdu + 1, 0));
 	EXPECT_EQ(EMSGSIZE, errno);
 	EXPECT_EQ(-1, send(self->fds[0], ubuf, 65536, 0));
 	EXPECT_EQ(EMSGSIZE, errno);
-	EXPECT_EQ(0, mt_stats(self->fds[0]).tx_fpdus);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 	EXPECT_EQ(mulpdu, send(self->fds[0], ubuf, mulpdu, 0));
 	EXPECT_EQ(mulpdu, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
 }
@@ -379,7 +371,7 @@ TEST_F(framing, markers_everywhere_tx)
 		ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf + i, s));
 	}
 	EXPECT_TRUE(cover_complete(&cv));
-	st = mt_stats(self->fds[0]);
+	st = iw_mpa_stats_of(self->fds[0]);
 	EXPECT_EQ(n, st.tx_fpdus);
 	EXPECT_EQ(octets, st.tx_octets);
 	EXPECT_EQ((pos - plain) / 4, st.tx_markers);
@@ -408,7 +400,7 @@ TEST_F(framing, markers_everywhere_module_to_module)
 	int i, fl, n = marker_plan(plan);
 
 	mt_fill(ubuf, sizeof(ubuf), 17);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, MPA_F_MARKERS, RAW_TMO_MS));
 	for (i = 0; i < n; i++) {
 		s = plan[i];
 		cover_fpdu(&cv, pos, s);
@@ -420,7 +412,8 @@ TEST_F(framing, markers_everywhere_module_to_module)
 		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
 	}
 	EXPECT_TRUE(cover_complete(&cv));
-	EXPECT_EQ(mt_stats(self->fds[0]).tx_markers, mt_stats(self->fds[1]).rx_markers);
+	EXPECT_EQ(iw_mpa_stats_of(self->fds[0]).tx_markers,
+		  iw_mpa_stats_of(self->fds[1]).rx_markers);
 }
 
 TEST_F(framing, poll_only_for_a_whole_ulpdu)
@@ -437,14 +430,14 @@ TEST_F(framing, poll_only_for_a_whole_ulpdu)
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fds[0], &ev));
 	n = mt_enc(wbuf, sizeof(wbuf), pos, true, true, ubuf, 3000);
 	ASSERT_GT(n, 3000);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n / 2));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n / 2));
 	p.fd = self->fds[0];
 	p.events = POLLIN;
 	EXPECT_EQ(0, poll(&p, 1, 300));
 	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 100));
 	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
 	EXPECT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf + n / 2, n - n / 2));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + n / 2, n - n / 2));
 	EXPECT_EQ(1, poll(&p, 1, RAW_TMO_MS));
 	EXPECT_EQ(POLLIN, p.revents & (POLLIN | POLLERR | POLLHUP));
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, RAW_TMO_MS));
@@ -464,7 +457,8 @@ TEST_F(framing, stats_are_exact)
 	int i;
 
 	mt_fill(ubuf, 1000, 19);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	for (i = 0; i < 10; i++) {
 		__u32 w = mpa_fpdu_wire_len(pos, 1000, true);
 
@@ -477,8 +471,8 @@ TEST_F(framing, stats_are_exact)
 		ASSERT_EQ(100, send(self->fds[1], ubuf, 100, 0));
 		ASSERT_EQ(100, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 	}
-	is = mt_stats(self->fds[0]);
-	rs = mt_stats(self->fds[1]);
+	is = iw_mpa_stats_of(self->fds[0]);
+	rs = iw_mpa_stats_of(self->fds[1]);
 	EXPECT_EQ(10, is.tx_fpdus);
 	EXPECT_EQ(10000, is.tx_octets);
 	EXPECT_EQ(markers, is.tx_markers);
@@ -546,7 +540,8 @@ TEST_F_TIMEOUT(framing, bulk_256mib_markers_crc, 300)
 	pattern = malloc(PAT_LEN + 65536);
 	ASSERT_NE(NULL, pattern);
 	mt_fill(pattern, PAT_LEN + 65536, 20);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &b.chunk, &len));
 	b.fd = self->fds[0];
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -567,10 +562,10 @@ TEST_F_TIMEOUT(framing, bulk_256mib_markers_crc, 300)
 	EXPECT_EQ(0, n);
 	EXPECT_EQ(0, b.err);
 	EXPECT_EQ(b.total, got);
-	EXPECT_EQ(fpdus, mt_stats(self->fds[1]).rx_fpdus);
-	EXPECT_EQ(b.total, mt_stats(self->fds[1]).rx_octets);
-	EXPECT_EQ(0, mt_stats(self->fds[1]).rx_crc_errors);
-	EXPECT_TRUE(mt_info(self->fds[1]).flags & MPA_I_PEER_FIN);
+	EXPECT_EQ(fpdus, iw_mpa_stats_of(self->fds[1]).rx_fpdus);
+	EXPECT_EQ(b.total, iw_mpa_stats_of(self->fds[1]).rx_octets);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[1]).rx_crc_errors);
+	EXPECT_TRUE(iw_mpa_info_of(self->fds[1]).flags & MPA_I_PEER_FIN);
 	TH_LOG("%llu MiB in %ld ms, %llu FPDUs of up to %u octets",
 	       (unsigned long long)(b.total >> 20),
 	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
@@ -589,16 +584,16 @@ TEST(many_connections)
 
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, mpa_test_pair(i & 1 ? AF_INET6 : AF_INET, fds[i]));
-		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][0]));
-		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][1]));
-		ASSERT_EQ(0, mt_start(fds[i][1], MPA_ROLE_RESPONDER, i & 2 ? MPA_F_MARKERS : 0,
-				      NULL, 0, NULL, 0));
-		ASSERT_EQ(0, mt_start(fds[i][0], MPA_ROLE_INITIATOR, i & 4 ? MPA_F_MARKERS : 0,
-				      &i, sizeof(i), NULL, 0));
+		ASSERT_EQ(0, iw_loopback_pair(i & 1 ? AF_INET6 : AF_INET, fds[i]));
+		ASSERT_EQ(0, iw_mpa_attach(fds[i][0]));
+		ASSERT_EQ(0, iw_mpa_attach(fds[i][1]));
+		ASSERT_EQ(0, iw_mpa_start(fds[i][1], MPA_ROLE_RESPONDER, i & 2 ? MPA_F_MARKERS : 0,
+					  NULL, 0, NULL, 0));
+		ASSERT_EQ(0, iw_mpa_start(fds[i][0], MPA_ROLE_INITIATOR, i & 4 ? MPA_F_MARKERS : 0,
+					  &i, sizeof(i), NULL, 0));
 	}
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, mt_wait_state(fds[i][1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+		ASSERT_EQ(0, iw_mpa_wait_state(fds[i][1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 		ASSERT_EQ(0, setsockopt(fds[i][1], SOL_MPA, MPA_ACCEPT, &i, sizeof(i)));
 	}
 	for (k = 0; k < 3; k++) {

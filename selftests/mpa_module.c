@@ -84,8 +84,8 @@ TEST(socket_pins_module)
 	int fds[2];
 
 	ASSERT_EQ(0, load());
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 
 	EXPECT_EQ(-1, unload());
 	EXPECT_EQ(EWOULDBLOCK, errno);
@@ -106,9 +106,9 @@ TEST(graceful_close_releases_module)
 	char c;
 
 	ASSERT_EQ(0, load());
-	ASSERT_EQ(0, mpa_test_pair(AF_INET6, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET6, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, shutdown(fds[0], SHUT_WR));
 	ASSERT_EQ(0, read(fds[1], &c, 1));
 	close(fds[1]);
@@ -127,8 +127,8 @@ TEST(tcp_ulp_autoloads_installed_module)
 	ASSERT_EQ(0, unload_wait());
 	ASSERT_EQ(0, module_loaded("mpa"));
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	EXPECT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	EXPECT_EQ(0, iw_mpa_attach(fds[0]));
 	EXPECT_EQ(1, module_loaded("mpa"));
 	close(fds[0]);
 	close(fds[1]);

@@ -210,6 +210,20 @@ int iw_loopback_pair(int family, int fds[2])
 }
 
 /**
+ * iw_close_pair() - close both ends of a pair that are open
+ * @fds: two fds, -1 for a closed one; both -1 afterwards
+ */
+void iw_close_pair(int fds[2])
+{
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	fds[0] = -1;
+	fds[1] = -1;
+}
+
+/**
  * iw_readn() - read exactly @n octets
  * @fd: socket or file
  * @buf: destination
