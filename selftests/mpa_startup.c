@@ -70,59 +70,459 @@ static int ping_pong(int fds[2])
 	return 0;
 }
 
-TEST_F(startup, markers_all_combinations)
+/*
+ * Every combination of what the two ends ask for: markers (M), CRC (C),
+ * revision 1 or 2 (RFC 6581), over IPv4 and IPv6. Each end receives
+ * markers iff it asked for them; CRCs are off only if both ends asked.
+ */
+FIXTURE(negotiate)
 {
-	int im, rm;
+	int fds[2];
+	int old_no_crc;
+};
 
-	for (im = 0; im < 2; im++) {
-		for (rm = 0; rm < 2; rm++) {
-			struct mpa_info ii, ri;
+FIXTURE_VARIANT(negotiate)
+{
+	int family;
+	__u16 rev;
+	__u32 iflags;
+	__u32 rflags;
+};
 
-			ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds,
-						 im ? MPA_F_MARKERS : 0, rm ? MPA_F_MARKERS : 0,
-						 RAW_TMO_MS));
-			ii = iw_mpa_info_of(self->fds[0]);
-			ri = iw_mpa_info_of(self->fds[1]);
-			EXPECT_EQ(MPA_S_FULL, ii.state);
-			EXPECT_EQ(MPA_S_FULL, ri.state);
-			EXPECT_EQ(MPA_ROLE_INITIATOR, ii.role);
-			EXPECT_EQ(MPA_ROLE_RESPONDER, ri.role);
-			EXPECT_EQ(1, ii.rev);
-			EXPECT_EQ(1, ri.rev);
-			EXPECT_EQ(0, ii.error);
-			/* the Initiator receives markers iff it asked (M in the Request) */
-			EXPECT_EQ((im ? MPA_I_MARKERS_RX : 0) | (rm ? MPA_I_MARKERS_TX : 0) |
-				  MPA_I_CRC, ii.flags);
-			EXPECT_EQ((rm ? MPA_I_MARKERS_RX : 0) | (im ? MPA_I_MARKERS_TX : 0) |
-				  MPA_I_CRC, ri.flags);
-			EXPECT_EQ(0, ping_pong(self->fds));
-			iw_close_pair(self->fds);
-		}
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_SETUP(negotiate)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	self->old_no_crc = -1;
+	if ((variant->iflags | variant->rflags) & MPA_F_NO_CRC) {
+		self->old_no_crc = mt_allow_no_crc(1);
+		if (self->old_no_crc < 0)
+			SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
 	}
 }
 
-TEST_F(startup, crc_all_combinations)
+FIXTURE_TEARDOWN(negotiate)
 {
-	int ic, rc, old;
+	iw_close_pair(self->fds);
+	if (self->old_no_crc >= 0)
+		mt_allow_no_crc(self->old_no_crc);
+}
 
-	old = mt_allow_no_crc(1);
-	if (old < 0)
-		SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
-	for (ic = 0; ic < 2; ic++) {
-		for (rc = 0; rc < 2; rc++) {
-			__u32 want = (ic && rc) ? 0 : MPA_I_CRC;
+TEST_F(negotiate, full_operation)
+{
+	struct mpa_start is = { .role = MPA_ROLE_INITIATOR, .flags = variant->iflags,
+				.rev = variant->rev };
+	struct mpa_start rs = { .role = MPA_ROLE_RESPONDER, .flags = variant->rflags,
+				.rev = variant->rev };
+	bool im = variant->iflags & MPA_F_MARKERS, rm = variant->rflags & MPA_F_MARKERS;
+	__u32 crc = (variant->iflags & variant->rflags & MPA_F_NO_CRC) ? 0 : MPA_I_CRC;
+	struct mpa_info ii, ri;
 
-			if (iw_mpa_pair(variant->family, self->fds,
-					ic ? MPA_F_NO_CRC : 0, rc ? MPA_F_NO_CRC : 0, RAW_TMO_MS))
-				break;
-			EXPECT_EQ(want, iw_mpa_info_of(self->fds[0]).flags & MPA_I_CRC);
-			EXPECT_EQ(want, iw_mpa_info_of(self->fds[1]).flags & MPA_I_CRC);
-			EXPECT_EQ(0, ping_pong(self->fds));
-			iw_close_pair(self->fds);
-		}
-	}
-	mt_allow_no_crc(old);
-	ASSERT_EQ(2, ic);
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[1], &rs, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[0], &is, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+	ii = iw_mpa_info_of(self->fds[0]);
+	ri = iw_mpa_info_of(self->fds[1]);
+	EXPECT_EQ(MPA_S_FULL, ii.state);
+	EXPECT_EQ(MPA_S_FULL, ri.state);
+	EXPECT_EQ(MPA_ROLE_INITIATOR, ii.role);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, ri.role);
+	EXPECT_EQ(variant->rev, ii.rev);
+	EXPECT_EQ(variant->rev, ri.rev);
+	EXPECT_EQ(0, ii.error);
+	EXPECT_EQ(0, ri.error);
+	/* the Initiator receives markers iff it asked (M in the Request) */
+	EXPECT_EQ((im ? MPA_I_MARKERS_RX : 0) | (rm ? MPA_I_MARKERS_TX : 0) | crc, ii.flags);
+	EXPECT_EQ((rm ? MPA_I_MARKERS_RX : 0) | (im ? MPA_I_MARKERS_TX : 0) | crc, ri.flags);
+	EXPECT_EQ(0, ping_pong(self->fds));
 }
 
 TEST_F(startup, no_crc_without_admin_is_eperm)
