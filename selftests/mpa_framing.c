@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPA full operation (RFC 5044 section 4): FPDUs on the wire against the
- * reference encoder of mpa_proto.c and RFC Figures 5 and 6, every ULPDU
- * size and marker position, poll, stats, a bulk transfer and many
+ * MPA full operation (RFC 5044 section 4): FPDUs on the wire against a
+ * reference encoder written here from the RFC text (not mpa_proto.c's
+ * mpa_fpdu_encode(), which the module itself uses) and RFC Figures 5 and
+ * 6, with markers x CRC x address family as fixture variants, every
+ * ULPDU size and marker position, poll, stats, a bulk transfer and many
  * connections. Needs mpa.ko loaded.
  */
 #include <fcntl.h>
@@ -82,6 +84,61 @@ FIXTURE_TEARDOWN(framing)
 
 static __u8 wbuf[2 * 65536 + 4096], gbuf[2 * 65536 + 4096], ubuf[65536], rbuf[65536 + 16];
 
+/*
+ * The reference encoder: RFC 5044 read directly, sharing no code with
+ * mpa_proto.c. CRC-32c bit by bit (reflected polynomial 0x82f63b78,
+ * section 4.4); markers every 512 octets of the stream (section 4.3), a
+ * marker between two FPDUs belongs to the one after it, FPDUPTR is the
+ * distance back to that FPDU's header (0 when the header follows).
+ */
+static __u32 ref_crc32c(const __u8 *p, size_t n)
+{
+	__u32 c = ~0U;
+	int k;
+
+	while (n--) {
+		c ^= *p++;
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78U & -(c & 1));
+	}
+	return ~c;
+}
+
+/* One FPDU starting at stream position @pos (a multiple of 4); its wire length. */
+static int ref_fpdu(__u8 *out, size_t size, __u32 pos, bool markers, bool crc,
+		    const __u8 *ulpdu, __u32 len)
+{
+	__u32 pad = (4 - (2 + len) % 4) % 4, plain = 2 + len + pad, hdr = pos, i;
+	size_t o = 0;
+	__u32 c;
+	__u8 b;
+
+	if (len > 65535 || size < plain + 4 + 4 * (plain / 508 + 2))
+		return -1;
+	for (i = 0; i <= plain; i++) {
+		if (markers && (pos + o) % 512 == 0) {
+			__u32 ptr = i ? pos + o - hdr : 0;
+
+			out[o++] = 0;
+			out[o++] = 0;
+			out[o++] = ptr >> 8;
+			out[o++] = ptr;
+		}
+		if (i == plain)
+			break;		/* a marker right after the pad is still ours */
+		if (!i)
+			hdr = pos + o;
+		b = i == 0 ? len >> 8 : i == 1 ? len & 0xff : i < 2 + len ? ulpdu[i - 2] : 0;
+		out[o++] = b;
+	}
+	c = crc ? ref_crc32c(out, o) : 0;
+	out[o++] = c;
+	out[o++] = c >> 8;
+	out[o++] = c >> 16;
+	out[o++] = c >> 24;
+	return o;
+}
+
 /* module sends @len octets of @data; the raw peer must read exactly the reference FPDU */
 static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 		    const __u8 *data, __u32 len)
@@ -90,7 +147,7 @@ static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 
 	if (send(mod, data, len, 0) != (ssize_t)len)
 		return -1;
-	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	n = ref_fpdu(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
 	if (n <= 0 || iw_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
 		return -2;
 	*pos += n;
@@ -103,7 +160,7 @@ static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 {
 	int n, fl = 0;
 
-	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	n = ref_fpdu(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
 	if (n <= 0 || iw_writen(raw, wbuf, n))
 		return -1;
 	if (mt_recv(mod, rbuf, sizeof(rbuf), 0, &fl) != (ssize_t)len ||
@@ -113,47 +170,146 @@ static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 	return 0;
 }
 
-TEST_F(framing, tx_matches_reference_encoder)
+/* the reference encoder itself: the RFC's own wire images */
+TEST(reference_encoder_matches_rfc_figures)
+{
+	__u8 out[128];
+
+	ASSERT_EQ(52, ref_fpdu(out, sizeof(out), 0, true, true, fig5_ulpdu, 42));
+	EXPECT_EQ(0, memcmp(out, fig5_wire, 52));
+	ASSERT_EQ(52, ref_fpdu(out, sizeof(out), 0x1ec, true, true, fig6_ulpdu, 42));
+	EXPECT_EQ(0, memcmp(out, fig6_wire, 52));
+	/* CRC-32c check value of "123456789" (RFC 3720 B.4) */
+	EXPECT_EQ(0xe3069283, ref_crc32c((const __u8 *)"123456789", 9));
+}
+
+/* two encoders written apart agree at every marker position */
+TEST(reference_encoder_matches_mpa_proto)
+{
+	__u32 pos, len;
+	int a, b;
+
+	mt_fill(ubuf, sizeof(ubuf), 10);
+	for (pos = 0; pos < 1024; pos += 4) {
+		for (len = 0; len < 1100; len += len < 16 ? 1 : 37) {
+			a = ref_fpdu(wbuf, sizeof(wbuf), pos, pos & 4, !(pos & 8), ubuf, len);
+			b = mt_enc(gbuf, sizeof(gbuf), pos, pos & 4, !(pos & 8), ubuf, len);
+			ASSERT_EQ(a, b) TH_LOG("pos %u len %u", pos, len);
+			ASSERT_EQ(0, memcmp(wbuf, gbuf, a)) TH_LOG("pos %u len %u", pos, len);
+		}
+	}
+}
+
+/* FPDUs of many sizes both ways, per markers x CRC x address family */
+FIXTURE(wire)
+{
+	int fds[2];
+	int old_no_crc;
+};
+
+FIXTURE_VARIANT(wire)
+{
+	int family;
+	bool markers;
+	bool crc;
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_crc)
+{
+	.family = AF_INET, .markers = false, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_crc_markers)
+{
+	.family = AF_INET, .markers = true, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_nocrc)
+{
+	.family = AF_INET, .markers = false, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_nocrc_markers)
+{
+	.family = AF_INET, .markers = true, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_crc)
+{
+	.family = AF_INET6, .markers = false, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_crc_markers)
+{
+	.family = AF_INET6, .markers = true, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_nocrc)
+{
+	.family = AF_INET6, .markers = false, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_nocrc_markers)
+{
+	.family = AF_INET6, .markers = true, .crc = false,
+};
+
+FIXTURE_SETUP(wire)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	self->old_no_crc = -1;
+	if (!variant->crc) {
+		self->old_no_crc = mt_allow_no_crc(1);
+		if (self->old_no_crc < 0)
+			SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
+	}
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	iw_close_pair(self->fds);
+	if (self->old_no_crc >= 0)
+		mt_allow_no_crc(self->old_no_crc);
+}
+
+TEST_F(wire, tx_matches_reference_encoder)
 {
 	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 6, 7, 42, 100, 499, 500, 501, 502,
 				       503, 504, 505, 506, 507, 508, 509, 510, 511, 512, 1000,
 				       1021, 4000, 9000 };
-	int m;
+	__u32 pos = 0, i;
 
 	mt_fill(ubuf, sizeof(ubuf), 11);
-	for (m = 0; m < 2; m++) {
-		__u32 pos = 0, i;
-
-		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0,
-					      MPA_FLAG_C | (m ? MPA_FLAG_M : 0), 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_TX : 0) | MPA_I_CRC,
-			  iw_mpa_info_of(self->fds[0]).flags);
-		for (i = 0; i < ARRAY_SIZE(sizes); i++)
-			ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, m, true,
-					      ubuf + i, sizes[i]));
-		iw_close_pair(self->fds);
-	}
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+				      variant->crc ? 0 : MPA_F_NO_CRC,
+				      (variant->crc ? MPA_FLAG_C : 0) |
+				      (variant->markers ? MPA_FLAG_M : 0), 0));
+	EXPECT_EQ((variant->markers ? MPA_I_MARKERS_TX : 0) | (variant->crc ? MPA_I_CRC : 0),
+		  iw_mpa_info_of(self->fds[0]).flags);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, variant->markers,
+				      variant->crc, ubuf + i, sizes[i]));
+	EXPECT_EQ(ARRAY_SIZE(sizes), iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 }
 
-TEST_F(framing, rx_of_reference_fpdus)
+TEST_F(wire, rx_of_reference_fpdus)
 {
 	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 42, 506, 507, 508, 509, 510, 1000, 4000,
 				       9000, 65535 };
-	int m;
+	__u32 pos = 0, i;
 
 	mt_fill(ubuf, sizeof(ubuf), 12);
-	for (m = 0; m < 2; m++) {
-		__u32 pos = 0, i;
-
-		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
-					      m ? MPA_F_MARKERS : 0, MPA_FLAG_C, 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_RX : 0) | MPA_I_CRC,
-			  iw_mpa_info_of(self->fds[0]).flags);
-		for (i = 0; i < ARRAY_SIZE(sizes); i++)
-			ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, m, true,
-					      ubuf, sizes[i]));
-		iw_close_pair(self->fds);
-	}
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+				      (variant->markers ? MPA_F_MARKERS : 0) |
+				      (variant->crc ? 0 : MPA_F_NO_CRC),
+				      variant->crc ? MPA_FLAG_C : 0, 0));
+	EXPECT_EQ((variant->markers ? MPA_I_MARKERS_RX : 0) | (variant->crc ? MPA_I_CRC : 0),
+		  iw_mpa_info_of(self->fds[0]).flags);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, variant->markers,
+				      variant->crc, ubuf, sizes[i]));
+	EXPECT_EQ(ARRAY_SIZE(sizes), iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 }
 
 TEST_F(framing, rfc_figure5_tx)
