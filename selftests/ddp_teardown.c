@@ -563,21 +563,6 @@ static int unload_wait(const char *name)
 	return -errno;
 }
 
-static int load(const char *env)
-{
-	const char *ko = getenv(env);
-	int fd, ret;
-
-	if (!ko)
-		return -1;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
-}
-
 /*
  * Last: after all of the above, nothing holds a reference on the
  * modules. They are loaded again for the tests that follow.
@@ -606,9 +591,9 @@ TEST_F(modules, unload_after_teardown)
 	rd = unload_wait("ddp");
 	rm = rd ? -1 : unload_wait("mpa");
 	if (!module_loaded("mpa"))
-		EXPECT_EQ(0, load("MPA_KO"));
+		EXPECT_EQ(0, mt_load_module("MPA_KO"));
 	if (!module_loaded("ddp"))
-		EXPECT_EQ(0, load("DDP_KO"));
+		EXPECT_EQ(0, mt_load_module("DDP_KO"));
 	EXPECT_EQ(0, rd);
 	EXPECT_EQ(0, rm);
 	EXPECT_EQ(1, module_loaded("mpa"));

@@ -41,19 +41,9 @@ static int unload(void)
 
 static int load_one(const char *name, const char *env)
 {
-	const char *ko = getenv(env);
-	int fd, ret;
-
 	if (module_loaded(name) == 1)
 		return 0;
-	if (!ko)
-		return -1;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
+	return mt_load_module(env);
 }
 
 static int load(void)

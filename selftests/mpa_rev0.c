@@ -17,7 +17,7 @@ static int r0_start(int fd, __u32 role, __u32 flags, __u16 rev)
 {
 	struct mpa_start s = { .role = role, .flags = flags, .rev = rev };
 
-	return setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s));
+	return iw_mpa_start_ex(fd, &s, NULL, NULL);
 }
 
 FIXTURE(pair)

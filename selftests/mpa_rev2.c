@@ -21,22 +21,16 @@ struct v2_start {
 
 static int v2_start(int fd, const struct v2_start *a)
 {
-	__u16 pd_len = a->pd ? strlen(a->pd) : 0;
-	struct mpa_start *s = calloc(1, sizeof(*s) + pd_len);
-	int ret;
+	struct mpa_start s = {
+		.role = a->role,
+		.flags = a->flags,
+		.rev = a->rev,
+		.ird = a->ird,
+		.ord = a->ord,
+		.pd_len = a->pd ? strlen(a->pd) : 0,
+	};
 
-	if (!s)
-		return -1;
-	s->role = a->role;
-	s->flags = a->flags;
-	s->rev = a->rev;
-	s->ird = a->ird;
-	s->ord = a->ord;
-	s->pd_len = pd_len;
-	memcpy(s->data, a->pd, pd_len);
-	ret = setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + pd_len);
-	free(s);
-	return ret;
+	return iw_mpa_start_ex(fd, &s, a->pd, NULL);
 }
 
 FIXTURE(pair)
