@@ -161,25 +161,13 @@ static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
 			   int port)
 {
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	socklen_t len = iw_loopback_addr(family, port, ss);
+	void *in = family == AF_INET6 ?
+		   (void *)&((struct sockaddr_in6 *)ss)->sin6_addr :
+		   (void *)&((struct sockaddr_in *)ss)->sin_addr;
 
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		if (addr && inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
-			goto bad;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (addr && inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
-		goto bad;
-	s4->sin_port = htons(port);
-	return sizeof(*s4);
-bad:
+	if (!addr || inet_pton(family, addr, in) == 1)
+		return len;
 	fprintf(stderr, "ddp-bench: not an IPv%c address: %s\n",
 		family == AF_INET6 ? '6' : '4', addr);
 	exit(2);

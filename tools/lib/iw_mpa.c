@@ -368,12 +368,7 @@ int iw_mpa_pair(int family, int fds[2], __u32 iflags, __u32 rflags, int ms)
 	return 0;
 fail:
 	err = errno;
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
-	fds[0] = -1;
-	fds[1] = -1;
+	iw_close_pair(fds);
 	errno = err;
 	return -1;
 }
