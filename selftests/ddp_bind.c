@@ -33,34 +33,12 @@ FIXTURE(bind)
 	int wlen;
 };
 
-/* fds[1] accepted a raw Initiator's Request on fds[0]; stream position 0 */
-static int raw_connect(int fds[2])
-{
-	__u8 frame[20];
-
-	mt_frame(frame, 1, MPA_FLAG_C, 1, NULL, 0);
-	if (iw_loopback_pair(AF_INET, fds))
-		return -1;
-	if (iw_mpa_attach(fds[1]) ||
-	    iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0) ||
-	    iw_writen(fds[0], frame, 20) ||
-	    iw_mpa_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
-	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
-	    iw_readn(fds[0], frame, 20, RAW_TMO_MS) != 20 ||
-	    memcmp(frame, "MPA ID Rep Frame", 16)) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	return 0;
-}
-
 FIXTURE_SETUP(bind)
 {
 	self->pd = -1;
 	self->sfd = -1;
 	self->pos = 0;
-	ASSERT_EQ(0, raw_connect(self->fds));
+	ASSERT_EQ(0, dt_raw_initiator_pair(self->fds));
 	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
 	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
@@ -70,13 +48,7 @@ FIXTURE_SETUP(bind)
 
 FIXTURE_TEARDOWN(bind)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->pd >= 0)
-		close(self->pd);
-	close(self->fds[0]);
-	close(self->fds[1]);
-	dt_gbuf_free(&self->sink);
+	dt_release(&self->sfd, &self->pd, self->fds, &self->sink);
 }
 
 /* one tagged segment (last of its message) as an FPDU in self->wire */
@@ -222,7 +194,7 @@ static int bind_after(struct _test_data_bind *self, const __u8 *wire, size_t len
 	const __u8 *p = self->sink.buf;
 
 	memset(self->sink.map, DDP_PATTERN, self->sink.maplen);
-	if (raw_connect(fds))
+	if (dt_raw_initiator_pair(fds))
 		return -2;
 	if (iw_writen(fds[0], wire, cut))
 		goto out;

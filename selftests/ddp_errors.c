@@ -534,23 +534,9 @@ FIXTURE(llp)
 
 FIXTURE_SETUP(llp)
 {
-	struct mpa_frame_hdr req = {
-		.key = MPA_KEY_REQ,
-		.flags = MPA_FLAG_C,
-		.rev = 1,
-	}, rep;
-
 	self->pd = -1;
 	self->sfd = -1;
-	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
-	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ((ssize_t)sizeof(req), send(self->fds[0], &req, sizeof(req), 0));
-	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], DDP_TMO_MS));
-	ASSERT_EQ((ssize_t)sizeof(rep), recv(self->fds[0], &rep, sizeof(rep), MSG_WAITALL));
-	ASSERT_EQ(0, memcmp(rep.key, MPA_KEY_REP, MPA_KEY_LEN));
-	ASSERT_EQ(0, rep.flags & (MPA_FLAG_R | MPA_FLAG_M));
-	ASSERT_EQ(0, rep.pd_len);
+	ASSERT_EQ(0, dt_raw_initiator_pair(self->fds));
 	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
 	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
@@ -562,13 +548,7 @@ FIXTURE_SETUP(llp)
 
 FIXTURE_TEARDOWN(llp)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->pd >= 0)
-		close(self->pd);
-	close(self->fds[0]);
-	close(self->fds[1]);
-	dt_gbuf_free(&self->sink);
+	dt_release(&self->sfd, &self->pd, self->fds, &self->sink);
 }
 
 /* An FPDU carrying a valid tagged segment of 16 octets, with a zero CRC. */

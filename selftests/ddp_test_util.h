@@ -43,6 +43,38 @@ static inline int dt_wait_rx_fpdus(int sock, __u64 n)
 }
 
 /*
+ * A raw Initiator fds[0] (plain TCP: a revision 1 Request with C set) and
+ * a module Responder fds[1] that accepted it, in full operation; the
+ * Reply (no R, no M, no private data) is read off fds[0], so the raw
+ * peer's next octet is FPDU stream position 0. 0, or -1 (both closed
+ * when they were made).
+ */
+static inline int dt_raw_initiator_pair(int fds[2])
+{
+	struct mpa_frame_hdr req = {
+		.key = MPA_KEY_REQ,
+		.flags = MPA_FLAG_C,
+		.rev = 1,
+	}, rep;
+
+	fds[0] = -1;
+	fds[1] = -1;
+	if (iw_loopback_pair(AF_INET, fds))
+		return -1;
+	if (iw_mpa_attach(fds[1]) ||
+	    iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0) ||
+	    iw_writen(fds[0], &req, sizeof(req)) ||
+	    iw_mpa_respond(fds[1], DDP_TMO_MS) ||
+	    iw_readn(fds[0], &rep, sizeof(rep), DDP_TMO_MS) != sizeof(rep) ||
+	    memcmp(rep.key, MPA_KEY_REP, MPA_KEY_LEN) ||
+	    (rep.flags & (MPA_FLAG_R | MPA_FLAG_M)) || rep.pd_len) {
+		iw_close_pair(fds);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A guarded buffer: @len usable octets between two DDP_GUARD areas, in an
  * anonymous mapping (MAP_SHARED when @shared, so that a child sees it).
  * Everything is filled with DDP_PATTERN.
@@ -74,6 +106,19 @@ static inline void dt_gbuf_free(struct dt_gbuf *g)
 	if (g->map)
 		munmap(g->map, g->maplen);
 	g->map = NULL;
+}
+
+/* Close what a DDP fixture holds: stream, PD, connection, guarded buffer. */
+static inline void dt_release(int *sfd, int *pd, int fds[2], struct dt_gbuf *g)
+{
+	if (*sfd >= 0)
+		close(*sfd);
+	if (*pd >= 0)
+		close(*pd);
+	*sfd = -1;
+	*pd = -1;
+	iw_close_pair(fds);
+	dt_gbuf_free(g);
 }
 
 /* Offset of the first octet of [@p, @p + @len) that is not @c, or -1. */
