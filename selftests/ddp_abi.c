@@ -68,7 +68,7 @@ TEST(ioctl_numbers)
 	EXPECT_EQ(_IOW('J', 5, struct ddp_send), DDP_IOC_SEND);
 	EXPECT_EQ(_IO('J', 6), DDP_IOC_SHUTDOWN);
 
-	pd = ddp_open_pd();
+	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
 	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
@@ -80,7 +80,7 @@ TEST(ioctl_numbers)
 	EXPECT_EQ(-1, ioctl(pd, _IOWR('D', 2, struct ddp_reg_mr), &r));
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(0, ioctl(pd, DDP_IOC_REG_MR, &r));
-	EXPECT_EQ(0, ddp_invalidate(pd, r.stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(pd, r.stag));
 	close(pd);
 	munmap(buf, PAGE);
 }
@@ -98,14 +98,14 @@ FIXTURE_SETUP(stream)
 {
 	self->pd = -1;
 	self->peer_pd = -1;
-	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, 0));
-	self->pd = ddp_open_pd();
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
+	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
-	self->sfd = ddp_bind(self->pd, self->fds[0], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[0], 1);
 	ASSERT_LE(0, self->sfd);
-	self->peer_pd = ddp_open_pd();
+	self->peer_pd = iw_ddp_open();
 	ASSERT_LE(0, self->peer_pd);
-	self->peer = ddp_bind(self->peer_pd, self->fds[1], 1);
+	self->peer = iw_ddp_bind(self->peer_pd, self->fds[1], 1);
 	ASSERT_LE(0, self->peer);
 }
 
@@ -126,15 +126,15 @@ FIXTURE_TEARDOWN(stream)
 TEST_F(stream, tagged_send_rsvdulp)
 {
 	struct ddp_event ev;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	__u8 src[64];
 	__u32 stag;
 	int i;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, PAGE, 0));
-	ASSERT_EQ(0, ddp_reg(self->peer_pd, g.buf, PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &stag));
-	ddp_fill(src, sizeof(src), 3);
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, PAGE, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->peer_pd, g.buf, PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &stag));
+	dt_fill(src, sizeof(src), 3);
 	for (i = 1; i < 5; i++) {
 		struct ddp_send sd = {
 			.addr = (uintptr_t)src,
@@ -150,15 +150,15 @@ TEST_F(stream, tagged_send_rsvdulp)
 		EXPECT_EQ(EINVAL, errno);
 	}
 	/* nothing went out: the next message is the first one placed */
-	ASSERT_EQ(0, ddp_send_tagged(self->sfd, src, sizeof(src), stag, 0, 0x42));
-	ASSERT_EQ(1, ddp_event(self->peer, &ev, DDP_TMO_MS));
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sfd, src, sizeof(src), stag, 0, 0x42));
+	ASSERT_EQ(1, iw_ddp_event(self->peer, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
 	EXPECT_EQ(0x42, ev.rsvdulp[0]);
 	EXPECT_EQ(0, ev.rsvdulp[1]);
 	EXPECT_EQ(sizeof(src), ev.len);
 	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
-	EXPECT_EQ(0, ddp_event(self->peer, &ev, 100));
-	ddp_gbuf_free(&g);
+	EXPECT_EQ(0, iw_ddp_event(self->peer, &ev, 100));
+	dt_gbuf_free(&g);
 }
 
 /*
@@ -171,16 +171,16 @@ TEST(read_only_mapping)
 	__u8 *ro;
 	int pd;
 
-	pd = ddp_open_pd();
+	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
 	ro = mmap(NULL, 4 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ro);
-	EXPECT_EQ(0, ddp_reg(pd, ro, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ, -1, stag));
-	EXPECT_EQ(0, ddp_invalidate(pd, stag[0]));
-	EXPECT_EQ(0, ddp_reg(pd, ro + 100, 2 * PAGE, 0, 0, -1, stag));
-	EXPECT_EQ(0, ddp_invalidate(pd, stag[0]));
-	EXPECT_EQ(-1, ddp_reg(pd, ro, 4 * PAGE, 0,
-			      DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ, -1,
+	EXPECT_EQ(0, iw_ddp_reg_mr(pd, ro, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ, -1, stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(pd, stag[0]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(pd, ro + 100, 2 * PAGE, 0, 0, -1, stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(pd, stag[0]));
+	EXPECT_EQ(-1, iw_ddp_reg_mr(pd, ro, 4 * PAGE, 0,
+				    DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ, -1,
 			      stag));
 	EXPECT_EQ(EFAULT, errno);
 	close(pd);
@@ -225,36 +225,36 @@ TEST_F(stream, shared_file_mapping)
 	shared = map_file("/tmp", 4 * PAGE, MAP_SHARED, rw);
 	ASSERT_NE(NULL, shared);
 	memset(shared, 1, 4 * PAGE);
-	EXPECT_EQ(-1, ddp_reg(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			      -1, stag));
+	EXPECT_EQ(-1, iw_ddp_reg_mr(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				    -1, stag));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	/* one page of the range is enough */
-	EXPECT_EQ(-1, ddp_post(self->sfd, shared + 3 * PAGE, PAGE, 0, 1));
+	EXPECT_EQ(-1, iw_ddp_post_recv(self->sfd, shared + 3 * PAGE, PAGE, 0, 1));
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	EXPECT_EQ(0, ddp_reg(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ,
-			     -1, stag));
-	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, shared, 4 * PAGE, 0, DDP_ACCESS_REMOTE_READ,
+				   -1, stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(self->pd, stag[0]));
 
 	priv = map_file("/tmp", 4 * PAGE, MAP_PRIVATE, rw);
 	ASSERT_NE(NULL, priv);
-	EXPECT_EQ(0, ddp_reg(self->pd, priv, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, stag));
-	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, priv, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(self->pd, stag[0]));
 
 	anon = mmap(NULL, 4 * PAGE, rw, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, anon);
-	EXPECT_EQ(0, ddp_reg(self->pd, anon, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, stag));
-	EXPECT_EQ(0, ddp_invalidate(self->pd, stag[0]));
-	EXPECT_EQ(0, ddp_post(self->sfd, anon, PAGE, 0, 2));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, anon, 4 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, stag));
+	EXPECT_EQ(0, iw_ddp_invalidate(self->pd, stag[0]));
+	EXPECT_EQ(0, iw_ddp_post_recv(self->sfd, anon, PAGE, 0, 2));
 
 	/* the project share, when it takes writable shared mappings */
 	dir = getenv("VM_SHARE");
 	munmap(shared, 4 * PAGE);
 	shared = dir ? map_file(dir, 4 * PAGE, MAP_SHARED, rw) : NULL;
 	if (shared) {
-		EXPECT_EQ(-1, ddp_reg(self->pd, shared, 4 * PAGE, 0,
-				      DDP_ACCESS_REMOTE_WRITE, -1, stag));
+		EXPECT_EQ(-1, iw_ddp_reg_mr(self->pd, shared, 4 * PAGE, 0,
+					    DDP_ACCESS_REMOTE_WRITE, -1, stag));
 		EXPECT_EQ(EOPNOTSUPP, errno);
 		munmap(shared, 4 * PAGE);
 	} else {
@@ -293,26 +293,26 @@ TEST_F(stream, memlock_limit)
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	ASSERT_EQ(0, set_ipc_lock(0));
-	EXPECT_EQ(0, ddp_reg(self->pd, buf, 48 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &st[0]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, buf, 48 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &st[0]));
 	/* 48 + 17 > 64 pages */
-	EXPECT_EQ(-1, ddp_reg(self->pd, buf + 64 * PAGE, 17 * PAGE, 0,
-			      DDP_ACCESS_REMOTE_WRITE, -1, &st[1]));
+	EXPECT_EQ(-1, iw_ddp_reg_mr(self->pd, buf + 64 * PAGE, 17 * PAGE, 0,
+				    DDP_ACCESS_REMOTE_WRITE, -1, &st[1]));
 	EXPECT_EQ(ENOMEM, errno);
-	EXPECT_EQ(-1, ddp_post(self->sfd, buf + 64 * PAGE, 17 * PAGE, 0, 1));
+	EXPECT_EQ(-1, iw_ddp_post_recv(self->sfd, buf + 64 * PAGE, 17 * PAGE, 0, 1));
 	EXPECT_EQ(ENOMEM, errno);
 	/* an unaligned octet range is charged by the pages it touches */
-	EXPECT_EQ(-1, ddp_post(self->sfd, buf + 64 * PAGE + 1, 16 * PAGE, 0, 1));
+	EXPECT_EQ(-1, iw_ddp_post_recv(self->sfd, buf + 64 * PAGE + 1, 16 * PAGE, 0, 1));
 	EXPECT_EQ(ENOMEM, errno);
-	EXPECT_EQ(0, ddp_post(self->sfd, buf + 64 * PAGE, 16 * PAGE, 0, 1));
+	EXPECT_EQ(0, iw_ddp_post_recv(self->sfd, buf + 64 * PAGE, 16 * PAGE, 0, 1));
 	/* what is given back can be pinned again */
-	EXPECT_EQ(0, ddp_invalidate(self->pd, st[0]));
-	EXPECT_EQ(0, ddp_reg(self->pd, buf + 128 * PAGE, 48 * PAGE, 0,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &st[0]));
+	EXPECT_EQ(0, iw_ddp_invalidate(self->pd, st[0]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, buf + 128 * PAGE, 48 * PAGE, 0,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &st[0]));
 	/* with CAP_IPC_LOCK the limit does not apply */
 	ASSERT_EQ(0, set_ipc_lock(1));
-	EXPECT_EQ(0, ddp_reg(self->pd, buf, 128 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &st[1]));
+	EXPECT_EQ(0, iw_ddp_reg_mr(self->pd, buf, 128 * PAGE, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &st[1]));
 	munmap(buf, 256 * PAGE);
 }
 
@@ -374,15 +374,15 @@ TEST(memcg_charges_streams)
 		SKIP(return, "no cgroup v2 memory controller");
 	/* the sockets' own memory stays outside the group */
 	for (i = 0; i < CG_STREAMS; i++)
-		ASSERT_EQ(0, ddp_mpa_connect(fds[i], AF_INET, 0));
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds[i], 0, 0, DDP_TMO_MS));
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	ASSERT_EQ(0, write_str(CG_DIR "/cgroup.procs", pid));
 	before = read_ll(CG_DIR "/memory.current");
 	ASSERT_LE(0, before);
-	pd = ddp_open_pd();
+	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
 	for (i = 0; i < CG_STREAMS; i++) {
-		sfd[i] = ddp_bind(pd, fds[i][1], 1);
+		sfd[i] = iw_ddp_bind(pd, fds[i][1], 1);
 		ASSERT_LE(0, sfd[i]);
 	}
 	after = read_ll(CG_DIR "/memory.current");

@@ -25,7 +25,7 @@ FIXTURE(bind)
 	int fds[2];	/* [0] raw Initiator, [1] module Responder */
 	int pd;
 	int sfd;
-	struct ddp_gbuf sink;
+	struct dt_gbuf sink;
 	__u32 stag;
 	__u32 pos;	/* stream position of the raw peer's next FPDU */
 	__u8 seg[SEG_LEN];
@@ -33,50 +33,22 @@ FIXTURE(bind)
 	int wlen;
 };
 
-/* fds[1] accepted a raw Initiator's Request on fds[0]; stream position 0 */
-static int raw_connect(int fds[2])
-{
-	__u8 frame[20];
-
-	mt_frame(frame, 1, MPA_FLAG_C, 1, NULL, 0);
-	if (mpa_test_pair(AF_INET, fds))
-		return -1;
-	if (mpa_test_set_ulp(fds[1]) ||
-	    ddp_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0) ||
-	    mt_writen(fds[0], frame, 20) ||
-	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
-	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
-	    mt_readn(fds[0], frame, 20, RAW_TMO_MS) != 20 ||
-	    memcmp(frame, "MPA ID Rep Frame", 16)) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	return 0;
-}
-
 FIXTURE_SETUP(bind)
 {
 	self->pd = -1;
 	self->sfd = -1;
 	self->pos = 0;
-	ASSERT_EQ(0, raw_connect(self->fds));
-	self->pd = ddp_open_pd();
+	ASSERT_EQ(0, dt_raw_initiator_pair(self->fds));
+	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
 }
 
 FIXTURE_TEARDOWN(bind)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->pd >= 0)
-		close(self->pd);
-	close(self->fds[0]);
-	close(self->fds[1]);
-	ddp_gbuf_free(&self->sink);
+	dt_release(&self->sfd, &self->pd, self->fds, &self->sink);
 }
 
 /* one tagged segment (last of its message) as an FPDU in self->wire */
@@ -89,7 +61,7 @@ static void tagged_fpdu(struct _test_data_bind *self, __u32 seed)
 	};
 
 	memcpy(self->seg, &h, sizeof(h));
-	ddp_fill(self->seg + sizeof(h), PAYLOAD_LEN, seed);
+	dt_fill(self->seg + sizeof(h), PAYLOAD_LEN, seed);
 	self->wlen = mt_enc(self->wire, sizeof(self->wire), self->pos, false, true,
 			    self->seg, SEG_LEN);
 	self->pos += self->wlen;
@@ -99,25 +71,25 @@ static void expect_placed(struct __test_metadata *_metadata, struct _test_data_b
 {
 	struct ddp_event ev;
 
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
 	EXPECT_EQ(self->stag, ev.stag);
 	EXPECT_EQ(BASE_TO, ev.to);
 	EXPECT_EQ(PAYLOAD_LEN, ev.len);
 	EXPECT_EQ(0, memcmp(self->sink.buf, self->seg + sizeof(struct ddp_tagged_hdr),
 			    PAYLOAD_LEN));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
+	EXPECT_EQ(-1, dt_gbuf_guards(&self->sink));
 }
 
 /* The bind comes while the first 100 octets of an FPDU wait in MPA. */
 TEST_F(bind, bind_in_mid_fpdu)
 {
 	tagged_fpdu(self, 1);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, FIRST_PART));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, FIRST_PART));
 	usleep(200 * 1000);
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + FIRST_PART,
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire + FIRST_PART,
 			       self->wlen - FIRST_PART));
 	expect_placed(_metadata, self);
 }
@@ -127,22 +99,22 @@ TEST_F(bind, bind_between_dribbled_octets)
 {
 	tagged_fpdu(self, 2);
 	ASSERT_EQ(0, mt_dribble(self->fds[0], self->wire, 30));
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + 30, self->wlen - 30));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire + 30, self->wlen - 30));
 	expect_placed(_metadata, self);
 }
 
 /* A stream released and bound again receives (rx_stop stayed set once). */
 TEST_F(bind, rebind_after_unbind)
 {
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
 	close(self->sfd);
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
 	tagged_fpdu(self, 3);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, self->wlen));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, self->wlen));
 	expect_placed(_metadata, self);
 }
 
@@ -156,24 +128,24 @@ TEST_F(bind, unbind_in_mid_fpdu_then_user_space)
 	__u8 buf[SEG_LEN];
 	int n, fl = 0;
 
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
 	tagged_fpdu(self, 4);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, FIRST_PART));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, FIRST_PART));
 	usleep(200 * 1000);
 	close(self->sfd);
 	self->sfd = -1;
 	EXPECT_EQ(-1, mt_recv(self->fds[1], buf, sizeof(buf), MSG_DONTWAIT, &fl));
 	EXPECT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire + FIRST_PART,
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire + FIRST_PART,
 			       self->wlen - FIRST_PART));
 	n = mt_enc(self->wire, sizeof(self->wire), self->pos, false, true, next,
 		   sizeof(next));
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, n));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, n));
 	ASSERT_EQ(sizeof(next), mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
 	EXPECT_EQ(0, memcmp(buf, next, sizeof(next)));
-	EXPECT_EQ(2, mt_stats(self->fds[1]).rx_fpdus);
-	EXPECT_EQ(0, mt_error(self->fds[1]));
+	EXPECT_EQ(2, iw_mpa_stats_of(self->fds[1]).rx_fpdus);
+	EXPECT_EQ(0, iw_mpa_error(self->fds[1]));
 }
 
 /* An ioctl on a half-closed stream fails with EPIPE and raises no SIGPIPE. */
@@ -184,18 +156,18 @@ TEST_F(bind, send_after_shutdown_no_sigpipe)
 	__u8 msg[16] = "after shutdown";
 	sigset_t pipe, old, pend;
 
-	self->sfd = ddp_bind(self->pd, self->fds[1], 1);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
 	ASSERT_LE(0, self->sfd);
 	/* the Initiator's first FPDU lets the Responder send (rule 4) */
 	tagged_fpdu(self, 5);
-	ASSERT_EQ(0, mt_writen(self->fds[0], self->wire, self->wlen));
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, self->wlen));
 	expect_placed(_metadata, self);
 	/* a SIGPIPE stays pending where the test can see it */
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &pipe, &old));
 	ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
-	EXPECT_EQ(-1, ddp_send_untagged(self->sfd, msg, sizeof(msg), 0, rsv));
+	EXPECT_EQ(-1, iw_ddp_send_untagged(self->sfd, msg, sizeof(msg), 0, rsv));
 	EXPECT_EQ(EPIPE, errno);
 	ASSERT_EQ(0, sigpending(&pend));
 	EXPECT_EQ(0, sigismember(&pend, SIGPIPE));
@@ -222,18 +194,18 @@ static int bind_after(struct _test_data_bind *self, const __u8 *wire, size_t len
 	const __u8 *p = self->sink.buf;
 
 	memset(self->sink.map, DDP_PATTERN, self->sink.maplen);
-	if (raw_connect(fds))
+	if (dt_raw_initiator_pair(fds))
 		return -2;
-	if (mt_writen(fds[0], wire, cut))
+	if (iw_writen(fds[0], wire, cut))
 		goto out;
-	sfd = ddp_bind(self->pd, fds[1], 1);
+	sfd = iw_ddp_bind(self->pd, fds[1], 1);
 	if (sfd < 0)
 		goto out;
 	ret = -3;
-	if (mt_writen(fds[0], wire + cut, len - cut))
+	if (iw_writen(fds[0], wire + cut, len - cut))
 		goto out;
 	for (i = 0; i < 2; i++)
-		if (ddp_event(sfd, &ev[i], DDP_TMO_MS) != 1)
+		if (iw_ddp_event(sfd, &ev[i], DDP_TMO_MS) != 1)
 			goto out;
 	ret = -4;
 	if (ev[0].type != DDP_EV_TAGGED || ev[0].len != CUT_T_LEN || ev[0].to != BASE_TO ||
@@ -241,10 +213,10 @@ static int bind_after(struct _test_data_bind *self, const __u8 *wire, size_t len
 		goto out;
 	ret = -5;
 	if (memcmp(p, pay1, CUT_T_LEN) || memcmp(p + 1024, pay2, CUT_T2_LEN) ||
-	    ddp_find_not(p + CUT_T_LEN, 1024 - CUT_T_LEN, DDP_PATTERN) != -1 ||
-	    ddp_find_not(p + 1024 + CUT_T2_LEN, SINK_LEN - 1024 - CUT_T2_LEN,
-			 DDP_PATTERN) != -1 ||
-	    ddp_gbuf_guards(&self->sink) != -1)
+	    dt_find_not(p + CUT_T_LEN, 1024 - CUT_T_LEN, DDP_PATTERN) != -1 ||
+	    dt_find_not(p + 1024 + CUT_T2_LEN, SINK_LEN - 1024 - CUT_T2_LEN,
+			DDP_PATTERN) != -1 ||
+	    dt_gbuf_guards(&self->sink) != -1)
 		goto out;
 	ret = 0;
 out:
@@ -277,8 +249,8 @@ TEST_F_TIMEOUT(bind, bind_at_every_cut, 600)
 	int n, ret;
 
 	/* the fixture's own connection is not used here */
-	ddp_fill(pay1, sizeof(pay1), 5);
-	ddp_fill(pay2, sizeof(pay2), 6);
+	dt_fill(pay1, sizeof(pay1), 5);
+	dt_fill(pay2, sizeof(pay2), 6);
 	n = tagged_enc(wire, sizeof(wire), 0, self->stag, BASE_TO, seg, pay1, CUT_T_LEN);
 	ASSERT_LT(0, n);
 	len = n;

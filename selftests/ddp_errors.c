@@ -40,7 +40,7 @@ static void seg_tagged(struct seg *s, __u8 ctrl, __u32 stag, __u64 to, size_t pl
 	memcpy(s->b, &h, sizeof(h));
 	s->hlen = sizeof(h);
 	s->len = s->hlen + plen;
-	ddp_fill(s->b + s->hlen, plen, stag ^ (__u32)to);
+	dt_fill(s->b + s->hlen, plen, stag ^ (__u32)to);
 }
 
 static void seg_untagged(struct seg *s, __u8 ctrl, __u32 qn, __u32 msn, __u32 mo,
@@ -57,7 +57,7 @@ static void seg_untagged(struct seg *s, __u8 ctrl, __u32 qn, __u32 msn, __u32 mo
 	memcpy(s->b, &h, sizeof(h));
 	s->hlen = sizeof(h);
 	s->len = s->hlen + plen;
-	ddp_fill(s->b + s->hlen, plen, qn ^ msn ^ mo);
+	dt_fill(s->b + s->hlen, plen, qn ^ msn ^ mo);
 }
 
 FIXTURE(raw)
@@ -65,8 +65,8 @@ FIXTURE(raw)
 	int fds[2];	/* [0] raw MPA peer, [1] DDP end */
 	int pd;
 	int sfd;
-	struct ddp_gbuf sink;
-	struct ddp_gbuf rbuf;
+	struct dt_gbuf sink;
+	struct dt_gbuf rbuf;
 	__u32 stag;
 	__u64 fpdus;	/* FPDUs sent by the raw peer so far */
 };
@@ -75,17 +75,17 @@ FIXTURE_SETUP(raw)
 {
 	self->pd = -1;
 	self->sfd = -1;
-	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, 0));
-	self->pd = ddp_open_pd();
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
+	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
-	self->sfd = ddp_bind(self->pd, self->fds[1], NQUEUES);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
 	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->rbuf, RBUF_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->rbuf, RBUF_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
 	/* one buffer on queue 0 (MSN 1), none on queues 1 and 2 */
-	ASSERT_EQ(0, ddp_post(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
+	ASSERT_EQ(0, iw_ddp_post_recv(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
 	self->fpdus = 0;
 }
 
@@ -97,8 +97,8 @@ FIXTURE_TEARDOWN(raw)
 		close(self->pd);
 	close(self->fds[0]);
 	close(self->fds[1]);
-	ddp_gbuf_free(&self->sink);
-	ddp_gbuf_free(&self->rbuf);
+	dt_gbuf_free(&self->sink);
+	dt_gbuf_free(&self->rbuf);
 }
 
 static void raw_send(struct __test_metadata *_metadata, struct _test_data_raw *self,
@@ -111,8 +111,8 @@ static void raw_send(struct __test_metadata *_metadata, struct _test_data_raw *s
 /* The sink, the posted buffer and their guards still hold the pattern. */
 static void expect_intact(struct __test_metadata *_metadata, struct _test_data_raw *self)
 {
-	EXPECT_EQ(-1, ddp_find_not(self->sink.map, self->sink.maplen, DDP_PATTERN));
-	EXPECT_EQ(-1, ddp_find_not(self->rbuf.map, self->rbuf.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(self->sink.map, self->sink.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(self->rbuf.map, self->rbuf.maplen, DDP_PATTERN));
 }
 
 /* The DDP end sends an untagged message; the raw peer gets its exact bytes. */
@@ -130,8 +130,8 @@ static void expect_last_send(struct __test_metadata *_metadata,
 	struct pollfd p = { .fd = self->fds[0], .events = POLLIN };
 	__u8 msg[40], got[256];
 
-	ddp_fill(msg, sizeof(msg), 77);
-	ASSERT_EQ(0, ddp_send_untagged(self->sfd, msg, sizeof(msg), 1, rsv));
+	dt_fill(msg, sizeof(msg), 77);
+	ASSERT_EQ(0, iw_ddp_send_untagged(self->sfd, msg, sizeof(msg), 1, rsv));
 	ASSERT_EQ(1, poll(&p, 1, DDP_TMO_MS));
 	ASSERT_EQ((ssize_t)(sizeof(h) + sizeof(msg)),
 		  recv(self->fds[0], got, sizeof(got), MSG_DONTWAIT));
@@ -151,7 +151,7 @@ static void expect_error(struct __test_metadata *_metadata, struct _test_data_ra
 	struct seg ok;
 
 	raw_send(_metadata, self, bad);
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
 	EXPECT_EQ(type, ev.err_type);
 	EXPECT_EQ(code, ev.err_code);
@@ -166,8 +166,8 @@ static void expect_error(struct __test_metadata *_metadata, struct _test_data_ra
 	raw_send(_metadata, self, &ok);
 	seg_untagged(&ok, DDP_FLAG_L | DDP_WIRE_VERSION, 0, 1, 0, 32);
 	raw_send(_metadata, self, &ok);
-	ASSERT_EQ(0, ddp_wait_rx_fpdus(self->fds[1], self->fpdus));
-	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 200));
+	ASSERT_EQ(0, dt_wait_rx_fpdus(self->fds[1], self->fpdus));
+	EXPECT_EQ(0, iw_ddp_event(self->sfd, &ev, 200));
 	expect_intact(_metadata, self);
 
 	expect_last_send(_metadata, self, 1);
@@ -204,36 +204,36 @@ TEST_F(raw, tagged_stag_zero)
 
 TEST_F(raw, tagged_invalidated_stag)
 {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	struct seg s;
 	__u32 stag;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, g.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
-	ASSERT_EQ(0, ddp_invalidate(self->pd, stag));
-	EXPECT_EQ(-1, ddp_invalidate(self->pd, stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, SINK_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, g.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	ASSERT_EQ(0, iw_ddp_invalidate(self->pd, stag));
+	EXPECT_EQ(-1, iw_ddp_invalidate(self->pd, stag));
 	EXPECT_EQ(ENOENT, errno);
 	seg_tagged(&s, T_LAST, stag, BASE_TO, 16);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
-	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
-	ddp_gbuf_free(&g);
+	EXPECT_EQ(-1, dt_find_not(g.map, g.maplen, DDP_PATTERN));
+	dt_gbuf_free(&g);
 }
 
 TEST_F(raw, tagged_no_remote_write)
 {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	struct seg s;
 	__u32 stag;
 
 	/* DDP has no code for access rights: 0x1/0x00 */
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, g.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_READ, -1, &stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, SINK_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, g.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_READ, -1, &stag));
 	seg_tagged(&s, T_LAST, stag, BASE_TO, 16);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_INVALID_STAG);
-	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
-	ddp_gbuf_free(&g);
+	EXPECT_EQ(-1, dt_find_not(g.map, g.maplen, DDP_PATTERN));
+	dt_gbuf_free(&g);
 }
 
 TEST_F(raw, tagged_to_below_base)
@@ -265,9 +265,9 @@ TEST_F(raw, tagged_longer_than_the_buffer)
 	struct seg s;
 
 	/* a payload longer than the whole buffer, at its base */
-	ASSERT_EQ(0, ddp_invalidate(self->pd, self->stag));
-	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, 1000, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, iw_ddp_invalidate(self->pd, self->stag));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, 1000, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO, 1001);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_BASE_BOUNDS);
 }
@@ -275,39 +275,39 @@ TEST_F(raw, tagged_longer_than_the_buffer)
 TEST_F(raw, tagged_stag_of_another_stream)
 {
 	struct ddp_event ev;
-	struct ddp_gbuf g, own;
+	struct dt_gbuf g, own;
 	int fds2[2], s2;
 	__u32 stag2, ostag;
 	struct seg s;
 
 	/* a second stream of the same PD */
-	ASSERT_EQ(0, ddp_mpa_connect(fds2, AF_INET, 0));
-	s2 = ddp_bind(self->pd, fds2[1], 1);
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds2, 0, 0, DDP_TMO_MS));
+	s2 = iw_ddp_bind(self->pd, fds2[1], 1);
 	ASSERT_LE(0, s2);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, g.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, s2, &stag2));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, SINK_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, g.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, s2, &stag2));
 	/* a buffer bound to this very stream works */
-	ASSERT_EQ(0, ddp_gbuf_alloc(&own, 64, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, own.buf, 64, 0, DDP_ACCESS_REMOTE_WRITE,
-			     self->sfd, &ostag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&own, 64, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, own.buf, 64, 0, DDP_ACCESS_REMOTE_WRITE,
+				   self->sfd, &ostag));
 	seg_tagged(&s, T_LAST, ostag, 0, 64);
 	raw_send(_metadata, self, &s);
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
 	EXPECT_EQ(ostag, ev.stag);
 	EXPECT_EQ(64U, ev.len);
 	EXPECT_EQ(0, memcmp(own.buf, s.b + s.hlen, 64));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&own));
+	EXPECT_EQ(-1, dt_gbuf_guards(&own));
 
 	seg_tagged(&s, T_LAST, stag2, BASE_TO, 16);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_STAG_NOT_ASSOC);
-	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(g.map, g.maplen, DDP_PATTERN));
 	close(s2);
 	close(fds2[0]);
 	close(fds2[1]);
-	ddp_gbuf_free(&g);
-	ddp_gbuf_free(&own);
+	dt_gbuf_free(&g);
+	dt_gbuf_free(&own);
 }
 
 TEST_F(raw, tagged_to_wrap)
@@ -316,8 +316,8 @@ TEST_F(raw, tagged_to_wrap)
 	__u32 stag;
 
 	/* a buffer at the very top of the TO space: the wrap is checked first */
-	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, -(__u64)SINK_LEN,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, -(__u64)SINK_LEN,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 	seg_tagged(&s, T_LAST, stag, -8ULL, 16);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_TAGGED, DDP_WIRE_ECODE_T_TO_WRAP);
 }
@@ -407,14 +407,14 @@ TEST_F(raw, untagged_msn_already_completed)
 	/* MSN 1 completes, one more buffer is posted for MSN 2; MSN 1 again */
 	seg_untagged(&s, U_LAST, 0, 1, 0, 8);
 	raw_send(_metadata, self, &s);
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	ASSERT_EQ(DDP_EV_RECV, ev.type);
 	EXPECT_EQ(RBUF_COOKIE, ev.cookie);
 	EXPECT_EQ(1U, ev.msn);
 	EXPECT_EQ(8U, ev.len);
 	EXPECT_EQ(0, memcmp(self->rbuf.buf, s.b + s.hlen, 8));
 	memset(self->rbuf.buf, DDP_PATTERN, 8);
-	ASSERT_EQ(0, ddp_post(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
+	ASSERT_EQ(0, iw_ddp_post_recv(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
 	seg_untagged(&s, U_LAST, 0, 1, 0, 16);
 	expect_error(_metadata, self, &s, DDP_WIRE_ETYPE_UNTAGGED,
 		     DDP_WIRE_ECODE_U_INVALID_MSN_RANGE);
@@ -467,7 +467,7 @@ TEST_F(raw, error_after_valid_segments)
 	raw_send(_metadata, self, &s);
 	seg_tagged(&s2, T_LAST, self->stag ^ 0x80, BASE_TO + 108, 16);
 	raw_send(_metadata, self, &s2);
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
 	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
 	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
@@ -475,9 +475,9 @@ TEST_F(raw, error_after_valid_segments)
 	EXPECT_EQ(0, memcmp(ev.hdr, s2.b, 14));
 	EXPECT_EQ(30U, ev.len);
 	EXPECT_EQ(0, memcmp(self->sink.buf + 8, s.b + s.hlen, 100));
-	EXPECT_EQ(-1, ddp_find_not(self->sink.buf + 108, SINK_LEN - 108, DDP_PATTERN));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
-	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 200));
+	EXPECT_EQ(-1, dt_find_not(self->sink.buf + 108, SINK_LEN - 108, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_gbuf_guards(&self->sink));
+	EXPECT_EQ(0, iw_ddp_event(self->sfd, &ev, 200));
 	expect_last_send(_metadata, self, 1);
 }
 
@@ -489,16 +489,16 @@ TEST_F(raw, peer_fin_on_a_segment_boundary)
 	seg_tagged(&s, T_LAST, self->stag, BASE_TO, 100);
 	raw_send(_metadata, self, &s);
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
 	EXPECT_EQ(self->stag, ev.stag);
 	EXPECT_EQ(BASE_TO, ev.to);
 	EXPECT_EQ(100U, ev.len);
 	EXPECT_EQ(0x40, ev.rsvdulp[0]);
 	EXPECT_EQ(0, memcmp(self->sink.buf, s.b + s.hlen, 100));
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_PEER_CLOSED, ev.type);
-	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 200));
+	EXPECT_EQ(0, iw_ddp_event(self->sfd, &ev, 200));
 	/* half-closed: this end can still send */
 	expect_last_send(_metadata, self, 1);
 }
@@ -511,12 +511,12 @@ TEST_F(raw, peer_fin_inside_a_message)
 	/* L=0: the message is incomplete, but the FPDU boundary is clean */
 	seg_tagged(&s, DDP_FLAG_T | DDP_WIRE_VERSION, self->stag, BASE_TO, 100);
 	raw_send(_metadata, self, &s);
-	ASSERT_EQ(0, ddp_wait_rx_fpdus(self->fds[1], 1));
+	ASSERT_EQ(0, dt_wait_rx_fpdus(self->fds[1], 1));
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_PEER_CLOSED, ev.type);
 	EXPECT_EQ(0, memcmp(self->sink.buf, s.b + s.hlen, 100));
-	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 200));
+	EXPECT_EQ(0, iw_ddp_event(self->sfd, &ev, 200));
 }
 
 /*
@@ -528,47 +528,27 @@ FIXTURE(llp)
 	int fds[2];	/* [0] plain TCP peer, [1] DDP end */
 	int pd;
 	int sfd;
-	struct ddp_gbuf sink;
+	struct dt_gbuf sink;
 	__u32 stag;
 };
 
 FIXTURE_SETUP(llp)
 {
-	struct mpa_frame_hdr req = {
-		.key = MPA_WIRE_KEY_REQ,
-		.flags = MPA_FLAG_C,
-		.rev = 1,
-	}, rep;
-
 	self->pd = -1;
 	self->sfd = -1;
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, ddp_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0));
-	ASSERT_EQ((ssize_t)sizeof(req), send(self->fds[0], &req, sizeof(req), 0));
-	ASSERT_EQ(0, ddp_mpa_accept(self->fds[1]));
-	ASSERT_EQ((ssize_t)sizeof(rep), recv(self->fds[0], &rep, sizeof(rep), MSG_WAITALL));
-	ASSERT_EQ(0, memcmp(rep.key, MPA_WIRE_KEY_REP, MPA_WIRE_KEY_LEN));
-	ASSERT_EQ(0, rep.flags & (MPA_FLAG_R | MPA_FLAG_M));
-	ASSERT_EQ(0, rep.pd_len);
-	self->pd = ddp_open_pd();
+	ASSERT_EQ(0, dt_raw_initiator_pair(self->fds));
+	self->pd = iw_ddp_open();
 	ASSERT_LE(0, self->pd);
-	self->sfd = ddp_bind(self->pd, self->fds[1], NQUEUES);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
 	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
 }
 
 FIXTURE_TEARDOWN(llp)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->pd >= 0)
-		close(self->pd);
-	close(self->fds[0]);
-	close(self->fds[1]);
-	ddp_gbuf_free(&self->sink);
+	dt_release(&self->sfd, &self->pd, self->fds, &self->sink);
 }
 
 /* An FPDU carrying a valid tagged segment of 16 octets, with a zero CRC. */
@@ -583,7 +563,7 @@ static size_t llp_fpdu(__u8 *b, __u32 stag)
 
 	memcpy(b, &ulen, 2);
 	memcpy(b + 2, &h, sizeof(h));
-	ddp_fill(b + 2 + sizeof(h), 16, 5);
+	dt_fill(b + 2 + sizeof(h), 16, 5);
 	/* 2 + 30 octets need no pad; the CRC is 0, which is wrong here */
 	memset(b + 32, 0, 4);
 	return 36;
@@ -594,13 +574,13 @@ static void expect_llp_error(struct __test_metadata *_metadata,
 {
 	struct ddp_event ev;
 
-	ASSERT_EQ(1, ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
 	EXPECT_EQ(DDP_WIRE_ETYPE_LLP, ev.err_type);
 	EXPECT_EQ(code, ev.err_code);
 	EXPECT_EQ(0U, ev.hdr_len);
-	EXPECT_EQ(0, ddp_event(self->sfd, &ev, 300));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
+	EXPECT_EQ(0, iw_ddp_event(self->sfd, &ev, 300));
+	EXPECT_EQ(-1, dt_gbuf_guards(&self->sink));
 }
 
 TEST_F(llp, bad_crc)
@@ -621,7 +601,7 @@ TEST_F(llp, fin_inside_an_fpdu)
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
 	expect_llp_error(_metadata, self, MPA_ERR_TCP_CLOSED);
 	/* the segment never completed: nothing may be placed */
-	EXPECT_EQ(-1, ddp_find_not(self->sink.map, self->sink.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(self->sink.map, self->sink.maplen, DDP_PATTERN));
 }
 
 TEST_HARNESS_MAIN

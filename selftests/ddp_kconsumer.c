@@ -39,6 +39,10 @@ static int kc_load(void)
 	ssize_t n;
 	int fd, ret;
 
+	/* the copy for the running kernel (tools/vm/run --extra-modules) */
+	if (!access("/sys/module/ddp_kconsumer", F_OK) ||
+	    !system("modprobe -q ddp_kconsumer 2>/dev/null"))
+		goto loaded;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0)
 		return -1;
@@ -51,6 +55,7 @@ static int kc_load(void)
 	close(fd);
 	if (ret && errno != EEXIST)
 		return -1;
+loaded:
 	if (access(KC_DIR, F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	return access(KC_DIR "/ctl", F_OK);
@@ -98,7 +103,7 @@ static ssize_t kc_read(const char *name, void *buf, size_t len)
 /* Wait until the event log has @n lines; its text in @log. */
 static int kc_events(char *log, size_t len, int n)
 {
-	long long end = ddp_now_ms() + DDP_TMO_MS;
+	long long end = iw_now_ms() + DDP_TMO_MS;
 	int lines;
 	ssize_t got;
 	char *p;
@@ -114,7 +119,7 @@ static int kc_events(char *log, size_t len, int n)
 		if (lines >= n)
 			return lines;
 		usleep(2000);
-	} while (ddp_now_ms() < end);
+	} while (iw_now_ms() < end);
 	return lines;
 }
 
@@ -144,7 +149,7 @@ FIXTURE_SETUP(kc)
 		SKIP(return, "no ddp_kconsumer.ko (make test-modules) or debugfs");
 	/* a stream left behind by a test that timed out */
 	kc_ctl("release 0");
-	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
 	ASSERT_EQ(0, kc_ctl("bind %d %d", self->fds[1], NQUEUES));
 }
 
@@ -182,7 +187,7 @@ static ssize_t peer_recv(int fd, __u8 *b, size_t len)
 
 static int all_zero(const __u8 *p, size_t len)
 {
-	return ddp_find_not(p, len, 0) == -1;
+	return dt_find_not(p, len, 0) == -1;
 }
 
 /* Two untagged segments of one message land in the posted kernel pages. */

@@ -53,19 +53,19 @@ FIXTURE_SETUP(pair)
 	self->pdb = -1;
 	self->sa = -1;
 	self->sb = -1;
-	ASSERT_EQ(0, ddp_mpa_connect(self->fds, AF_INET, variant->flags));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, variant->flags, variant->flags, DDP_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_INFO, &info, &len));
 	if (variant->flags & MPA_F_MARKERS)
 		ASSERT_EQ(MPA_I_MARKERS_RX | MPA_I_MARKERS_TX,
 			  info.flags & (MPA_I_MARKERS_RX | MPA_I_MARKERS_TX));
-	self->mulpdu = ddp_mulpdu(self->fds[0]);
+	self->mulpdu = iw_mpa_mulpdu(self->fds[0]);
 	ASSERT_LE((__u32)MPA_MIN_MULPDU, self->mulpdu);
-	self->pda = ddp_open_pd();
-	self->pdb = ddp_open_pd();
+	self->pda = iw_ddp_open();
+	self->pdb = iw_ddp_open();
 	ASSERT_LE(0, self->pda);
 	ASSERT_LE(0, self->pdb);
-	self->sa = ddp_bind(self->pda, self->fds[0], 3);
-	self->sb = ddp_bind(self->pdb, self->fds[1], 3);
+	self->sa = iw_ddp_bind(self->pda, self->fds[0], 3);
+	self->sb = iw_ddp_bind(self->pdb, self->fds[1], 3);
 	ASSERT_LE(0, self->sa);
 	ASSERT_LE(0, self->sb);
 }
@@ -85,7 +85,7 @@ static __u64 rx_fpdus(int sock)
 {
 	struct mpa_stats st = {};
 
-	ddp_mpa_stats(sock, &st);
+	iw_mpa_stats(sock, &st);
 	return st.rx_fpdus;
 }
 
@@ -100,11 +100,11 @@ static void tagged_write(struct __test_metadata *_metadata, struct _test_data_pa
 			 __u8 rsvdulp, int count)
 {
 	__u64 before = rx_fpdus(self->fds[1]), nseg;
-	__u32 m = ddp_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
+	__u32 m = iw_mpa_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
 	struct ddp_event ev;
 
-	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, len, stag, to, rsvdulp));
-	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, len, stag, to, rsvdulp));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 	ASSERT_EQ(DDP_EV_TAGGED, ev.type) {
 		TH_LOG("error event %u/%u", ev.err_type, ev.err_code);
 	}
@@ -112,10 +112,10 @@ static void tagged_write(struct __test_metadata *_metadata, struct _test_data_pa
 	EXPECT_EQ(to, ev.to);
 	EXPECT_EQ(len, ev.len);
 	EXPECT_EQ(rsvdulp, ev.rsvdulp[0]);
-	if (!count || m + sizeof(struct ddp_tagged_hdr) != ddp_mulpdu(self->fds[0]))
+	if (!count || m + sizeof(struct ddp_tagged_hdr) != iw_mpa_mulpdu(self->fds[0]))
 		return;
 	nseg = len ? (len + m - 1) / m : 1;
-	ddp_wait_rx_fpdus(self->fds[1], before + nseg);
+	dt_wait_rx_fpdus(self->fds[1], before + nseg);
 	EXPECT_EQ(nseg, rx_fpdus(self->fds[1]) - before) {
 		TH_LOG("len %u, %u octets per segment", len, m);
 	}
@@ -127,96 +127,96 @@ TEST_F(pair, tagged_sizes)
 	static const __u32 sizes[] = {
 		1, 2, 3, 4095, 4096, 4097, 65535, (1U << 20) + 7,
 	};
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	__u8 *model, *src;
 	unsigned int i, seed = time(NULL);
 	__u32 stag;
 
 	srand(seed);
 	TH_LOG("seed %u", seed);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, BIG_LEN, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, BIG_LEN, 0));
 	model = malloc(BIG_LEN);
 	src = malloc(BIG_LEN);
 	ASSERT_NE(NULL, model);
 	ASSERT_NE(NULL, src);
 	memset(model, DDP_PATTERN, BIG_LEN);
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, BIG_LEN, BASE_TO,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, BIG_LEN, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 	for (i = 0; i < ARRAY_SIZE(sizes) * 2; i++) {
 		__u32 len = sizes[i / 2];
 		/* odd rounds: flush with the end of the buffer */
 		__u32 off = i & 1 ? BIG_LEN - len : rand() % (BIG_LEN - len + 1);
 
-		ddp_fill(src, len, i + seed);
+		dt_fill(src, len, i + seed);
 		tagged_write(_metadata, self, src, len, stag, BASE_TO + off, i, 1);
 		memcpy(model + off, src, len);
 		ASSERT_EQ(0, memcmp(g.buf, model, BIG_LEN)) {
 			TH_LOG("len %u at offset %u", len, off);
 		}
-		ASSERT_EQ(-1, ddp_gbuf_guards(&g));
+		ASSERT_EQ(-1, dt_gbuf_guards(&g));
 	}
 	free(model);
 	free(src);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 TEST_F_TIMEOUT(pair, tagged_16mib, 120)
 {
 	const __u32 len = 16U << 20;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	long long t0;
 	__u8 *src;
 	__u32 stag;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, len + 4096, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, len + 4096, 0));
 	src = malloc(len);
 	ASSERT_NE(NULL, src);
-	ddp_fill(src, len, 16);
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, g.len, 0,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
-	t0 = ddp_now_ms();
+	dt_fill(src, len, 16);
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, g.len, 0,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	t0 = iw_now_ms();
 	tagged_write(_metadata, self, src, len, stag, 1234, 0x40, 1);
-	TH_LOG("16 MiB in %lld ms", ddp_now_ms() - t0);
-	EXPECT_EQ(-1, ddp_find_not(g.buf, 1234, DDP_PATTERN));
+	TH_LOG("16 MiB in %lld ms", iw_now_ms() - t0);
+	EXPECT_EQ(-1, dt_find_not(g.buf, 1234, DDP_PATTERN));
 	EXPECT_EQ(0, memcmp(g.buf + 1234, src, len));
-	EXPECT_EQ(-1, ddp_find_not(g.buf + 1234 + len, 4096 - 1234, DDP_PATTERN));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	EXPECT_EQ(-1, dt_find_not(g.buf + 1234 + len, 4096 - 1234, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
 	free(src);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 /* Lengths around one and two segments, at offsets 0..7 of the buffer. */
 TEST_F(pair, segment_boundaries)
 {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	unsigned int i, off;
 	__u8 *model, *src;
 	__u32 stag, m, blen, lens[6];
 
 	/* one message first: the MSS, hence the MULPDU, settles */
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
-			     self->sb, &stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+				   self->sb, &stag));
 	tagged_write(_metadata, self, g.buf + 2048, 1000, stag, 0, 0x40, 0);
-	ASSERT_EQ(0, ddp_invalidate(self->pdb, stag));
-	ddp_gbuf_free(&g);
-	m = ddp_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
+	ASSERT_EQ(0, iw_ddp_invalidate(self->pdb, stag));
+	dt_gbuf_free(&g);
+	m = iw_mpa_mulpdu(self->fds[0]) - sizeof(struct ddp_tagged_hdr);
 	TH_LOG("MULPDU %u at setup, %u now", self->mulpdu, m + 14);
 	blen = 3 * m + 64;
 	for (i = 0; i < 6; i++)	/* m - 1, m, m + 1, 2m - 1, 2m, 2m + 1 */
 		lens[i] = (i / 3 + 1) * m + i % 3 - 1;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, blen, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, blen, 0));
 	model = malloc(blen);
 	src = malloc(blen);
 	ASSERT_NE(NULL, model);
 	ASSERT_NE(NULL, src);
 	memset(model, DDP_PATTERN, blen);
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, blen, 0, DDP_ACCESS_REMOTE_WRITE,
-			     self->sb, &stag));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, blen, 0, DDP_ACCESS_REMOTE_WRITE,
+				   self->sb, &stag));
 	for (off = 0; off < 8; off++) {
 		for (i = 0; i < ARRAY_SIZE(lens); i++) {
-			ddp_fill(src, lens[i], off * 16 + i);
+			dt_fill(src, lens[i], off * 16 + i);
 			tagged_write(_metadata, self, src, lens[i], stag, off, 0x40, 1);
 			memcpy(model + off, src, lens[i]);
 			ASSERT_EQ(0, memcmp(g.buf, model, blen)) {
@@ -224,10 +224,10 @@ TEST_F(pair, segment_boundaries)
 			}
 		}
 	}
-	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
 	free(model);
 	free(src);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 struct shared_ctl {
@@ -244,34 +244,34 @@ TEST_F(pair, placement_without_the_receiver)
 	const __u32 len = 256 << 10;
 	struct shared_ctl *ctl;
 	struct ddp_event ev;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	long long end;
 	char path[64], st[512];
 	__u8 *src;
 	pid_t pid;
 	FILE *f;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, len, 1));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, len, 1));
 	ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ctl);
 	src = malloc(len);
 	ASSERT_NE(NULL, src);
-	ddp_fill(src, len, 99);
+	dt_fill(src, len, 99);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		__u32 stag;
 
-		if (ddp_reg(self->pdb, g.buf, len, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag))
+		if (iw_ddp_reg_mr(self->pdb, g.buf, len, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag))
 			_exit(1);
 		ctl->stag = stag;
 		__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
 		for (;;)
 			sleep(60);
 	}
-	end = ddp_now_ms() + DDP_TMO_MS;
-	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE) && ddp_now_ms() < end)
+	end = iw_now_ms() + DDP_TMO_MS;
+	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE) && iw_now_ms() < end)
 		usleep(1000);
 	ASSERT_EQ(1, ctl->ready);
 	/* the child sleeps in nanosleep: state S */
@@ -283,13 +283,13 @@ TEST_F(pair, placement_without_the_receiver)
 	fclose(f);
 	EXPECT_EQ('S', strrchr(st, ')')[2]);
 
-	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, len, ctl->stag, 0, 0x40));
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, len, ctl->stag, 0, 0x40));
 	/* nobody reads sb: watch the shared memory */
-	while (memcmp(g.buf, src, len) && ddp_now_ms() < end)
+	while (memcmp(g.buf, src, len) && iw_now_ms() < end)
 		usleep(1000);
 	EXPECT_EQ(0, memcmp(g.buf, src, len));
-	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
-	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
 	EXPECT_EQ(ctl->stag, ev.stag);
 	EXPECT_EQ(len, ev.len);
@@ -297,7 +297,7 @@ TEST_F(pair, placement_without_the_receiver)
 	waitpid(pid, NULL, 0);
 	free(src);
 	munmap(ctl, 4096);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 #define UQ_N	4	/* messages per queue */
@@ -305,7 +305,7 @@ TEST_F(pair, placement_without_the_receiver)
 /* Untagged messages on queues 0, 1 and 2, interleaved. */
 TEST_F(pair, untagged_three_queues)
 {
-	struct ddp_gbuf g[3][UQ_N];
+	struct dt_gbuf g[3][UQ_N];
 	__u32 blen = 2 * self->mulpdu + 100;
 	__u32 lens[3][UQ_N];
 	__u32 next[3] = { 1, 1, 1 }, got[3] = {};
@@ -320,20 +320,20 @@ TEST_F(pair, untagged_three_queues)
 			__u32 choice[] = { 0, 1, self->mulpdu - 18, 2 * self->mulpdu + 3 };
 
 			lens[q][i] = choice[(q + i) % UQ_N];
-			ASSERT_EQ(0, ddp_gbuf_alloc(&g[q][i], blen, 0));
-			ASSERT_EQ(0, ddp_post(self->sb, g[q][i].buf, blen, q,
-					      q * 100 + i));
+			ASSERT_EQ(0, dt_gbuf_alloc(&g[q][i], blen, 0));
+			ASSERT_EQ(0, iw_ddp_post_recv(self->sb, g[q][i].buf, blen, q,
+						      q * 100 + i));
 		}
 	/* message i of queue q is sent in round i, queues in a rotating order */
 	for (i = 0; i < UQ_N; i++)
 		for (k = 0; k < 3; k++) {
 			__u8 rsv[5] = { 0x43, q = (i + k) % 3, i, 0xee, 0x5a };
 
-			ddp_fill(src, lens[q][i], q * 10 + i);
-			ASSERT_EQ(0, ddp_send_untagged(self->sa, src, lens[q][i], q, rsv));
+			dt_fill(src, lens[q][i], q * 10 + i);
+			ASSERT_EQ(0, iw_ddp_send_untagged(self->sa, src, lens[q][i], q, rsv));
 		}
 	for (k = 0; k < 3 * UQ_N; k++) {
-		ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+		ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 		ASSERT_EQ(DDP_EV_RECV, ev.type);
 		ASSERT_GT(3U, ev.qn);
 		q = ev.qn;
@@ -348,16 +348,16 @@ TEST_F(pair, untagged_three_queues)
 		EXPECT_EQ(i, ev.rsvdulp[2]);
 		EXPECT_EQ(0xee, ev.rsvdulp[3]);
 		EXPECT_EQ(0x5a, ev.rsvdulp[4]);
-		ddp_fill(src, lens[q][i], q * 10 + i);
+		dt_fill(src, lens[q][i], q * 10 + i);
 		EXPECT_EQ(0, memcmp(g[q][i].buf, src, lens[q][i]));
-		EXPECT_EQ(-1, ddp_find_not(g[q][i].buf + lens[q][i],
-					   blen - lens[q][i], DDP_PATTERN));
-		EXPECT_EQ(-1, ddp_gbuf_guards(&g[q][i]));
+		EXPECT_EQ(-1, dt_find_not(g[q][i].buf + lens[q][i],
+					  blen - lens[q][i], DDP_PATTERN));
+		EXPECT_EQ(-1, dt_gbuf_guards(&g[q][i]));
 	}
-	EXPECT_EQ(0, ddp_event(self->sb, &ev, 100));
+	EXPECT_EQ(0, iw_ddp_event(self->sb, &ev, 100));
 	for (q = 0; q < 3; q++)
 		for (i = 0; i < UQ_N; i++)
-			ddp_gbuf_free(&g[q][i]);
+			dt_gbuf_free(&g[q][i]);
 	free(src);
 }
 
@@ -366,92 +366,92 @@ TEST_F(pair, untagged_both_ways)
 {
 	static const __u8 rsv[5] = { 0x43, 0, 0, 0, 0 };
 	struct ddp_event ev;
-	struct ddp_gbuf ga, gb;
+	struct dt_gbuf ga, gb;
 	const char *ma = "from the Initiator", *mb = "from the Responder!";
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&ga, 64, 0));
-	ASSERT_EQ(0, ddp_gbuf_alloc(&gb, 64, 0));
-	ASSERT_EQ(0, ddp_post(self->sa, ga.buf, 64, 0, 0xa));
-	ASSERT_EQ(0, ddp_post(self->sb, gb.buf, 64, 0, 0xb));
-	ASSERT_EQ(0, ddp_send_untagged(self->sa, ma, strlen(ma), 0, rsv));
-	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	ASSERT_EQ(0, dt_gbuf_alloc(&ga, 64, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&gb, 64, 0));
+	ASSERT_EQ(0, iw_ddp_post_recv(self->sa, ga.buf, 64, 0, 0xa));
+	ASSERT_EQ(0, iw_ddp_post_recv(self->sb, gb.buf, 64, 0, 0xb));
+	ASSERT_EQ(0, iw_ddp_send_untagged(self->sa, ma, strlen(ma), 0, rsv));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_RECV, ev.type);
 	EXPECT_EQ(0xbULL, ev.cookie);
 	EXPECT_EQ(strlen(ma), ev.len);
 	EXPECT_EQ(0, memcmp(gb.buf, ma, strlen(ma)));
-	ASSERT_EQ(0, ddp_send_untagged(self->sb, mb, strlen(mb), 0, rsv));
-	ASSERT_EQ(1, ddp_event(self->sa, &ev, DDP_TMO_MS));
+	ASSERT_EQ(0, iw_ddp_send_untagged(self->sb, mb, strlen(mb), 0, rsv));
+	ASSERT_EQ(1, iw_ddp_event(self->sa, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_RECV, ev.type);
 	EXPECT_EQ(0xaULL, ev.cookie);
 	EXPECT_EQ(1U, ev.msn);
 	EXPECT_EQ(strlen(mb), ev.len);
 	EXPECT_EQ(0, memcmp(ga.buf, mb, strlen(mb)));
-	ddp_gbuf_free(&ga);
-	ddp_gbuf_free(&gb);
+	dt_gbuf_free(&ga);
+	dt_gbuf_free(&gb);
 }
 
 TEST_F(pair, zero_length_messages)
 {
 	static const __u8 rsv[5] = { 0x43, 9, 8, 7, 6 };
 	struct ddp_event ev;
-	struct ddp_gbuf g, r;
+	struct dt_gbuf g, r;
 	__u32 stag;
 	__u8 x = 0x11;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
-	ASSERT_EQ(0, ddp_gbuf_alloc(&r, 64, 0));
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&r, 64, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &stag));
 	/* STag and TO of a zero-length tagged message are not checked */
 	tagged_write(_metadata, self, NULL, 0, 0xdeadbe00, ~0ULL, 0x40, 1);
 	tagged_write(_metadata, self, &x, 0, stag, 4096, 0x41, 1);
-	ASSERT_EQ(0, ddp_post(self->sb, r.buf, 64, 2, 77));
-	ASSERT_EQ(0, ddp_send_untagged(self->sa, &x, 0, 2, rsv));
-	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	ASSERT_EQ(0, iw_ddp_post_recv(self->sb, r.buf, 64, 2, 77));
+	ASSERT_EQ(0, iw_ddp_send_untagged(self->sa, &x, 0, 2, rsv));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_RECV, ev.type);
 	EXPECT_EQ(2U, ev.qn);
 	EXPECT_EQ(1U, ev.msn);
 	EXPECT_EQ(0U, ev.len);
 	EXPECT_EQ(77ULL, ev.cookie);
 	EXPECT_EQ(0, memcmp(ev.rsvdulp, rsv, 5));
-	EXPECT_EQ(-1, ddp_find_not(r.map, r.maplen, DDP_PATTERN));
-	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(r.map, r.maplen, DDP_PATTERN));
+	EXPECT_EQ(-1, dt_find_not(g.map, g.maplen, DDP_PATTERN));
 	/* the stream still works */
 	tagged_write(_metadata, self, &x, 1, stag, 4095, 0x40, 1);
 	EXPECT_EQ(0x11, g.buf[4095]);
-	EXPECT_EQ(-1, ddp_gbuf_guards(&g));
-	ddp_gbuf_free(&g);
-	ddp_gbuf_free(&r);
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
+	dt_gbuf_free(&g);
+	dt_gbuf_free(&r);
 }
 
 TEST_F(pair, stag_reuse_after_invalidation)
 {
 	struct ddp_event ev;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	__u32 s1, s2;
 	__u8 src[100];
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &s1));
-	ddp_fill(src, sizeof(src), 1);
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &s1));
+	dt_fill(src, sizeof(src), 1);
 	tagged_write(_metadata, self, src, sizeof(src), s1, 0, 0x40, 1);
 	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
-	ASSERT_EQ(0, ddp_invalidate(self->pdb, s1));
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &s2));
+	ASSERT_EQ(0, iw_ddp_invalidate(self->pdb, s1));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &s2));
 	EXPECT_NE(s1, s2);
 	memset(g.buf, DDP_PATTERN, 4096);
-	ddp_fill(src, sizeof(src), 2);
-	ASSERT_EQ(0, ddp_send_tagged(self->sa, src, sizeof(src), s1, 0, 0x40));
-	ASSERT_EQ(1, ddp_event(self->sb, &ev, DDP_TMO_MS));
+	dt_fill(src, sizeof(src), 2);
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, sizeof(src), s1, 0, 0x40));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
 	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
 	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
 	EXPECT_EQ(s1, ev.stag);
 	EXPECT_EQ(14U + sizeof(src), ev.len);
-	EXPECT_EQ(-1, ddp_find_not(g.map, g.maplen, DDP_PATTERN));
-	ddp_gbuf_free(&g);
+	EXPECT_EQ(-1, dt_find_not(g.map, g.maplen, DDP_PATTERN));
+	dt_gbuf_free(&g);
 }
 
 /*
@@ -461,17 +461,17 @@ TEST_F(pair, stag_reuse_after_invalidation)
  */
 TEST_F(pair, stag_key_changes_with_every_registration)
 {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	__u32 prev, stag;
 	int i, same = 0;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
-	ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
-			     -1, &prev));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0, DDP_ACCESS_REMOTE_WRITE,
+				   -1, &prev));
 	for (i = 0; i < 64; i++) {
-		ASSERT_EQ(0, ddp_invalidate(self->pdb, prev));
-		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
-				     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+		ASSERT_EQ(0, iw_ddp_invalidate(self->pdb, prev));
+		ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0,
+					   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 		if (stag == prev) {
 			TH_LOG("round %d: STag 0x%08x handed out again", i, stag);
 			same++;
@@ -479,7 +479,7 @@ TEST_F(pair, stag_key_changes_with_every_registration)
 		prev = stag;
 	}
 	EXPECT_EQ(0, same);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 /*
@@ -498,12 +498,12 @@ TEST_F(pair, stag_indexes_unpredictable)
 	int i, j, steps = 0, buckets = 0;
 	__u32 stag[NREG], idx[NREG];
 	int seen[16] = { 0 };
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
 	for (i = 0; i < NREG; i++) {
-		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
-				     DDP_ACCESS_REMOTE_WRITE, -1, &stag[i]));
+		ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0,
+					   DDP_ACCESS_REMOTE_WRITE, -1, &stag[i]));
 		idx[i] = stag[i] >> 8;
 		EXPECT_NE(0U, idx[i]);
 		for (j = 0; j < i; j++)
@@ -518,8 +518,8 @@ TEST_F(pair, stag_indexes_unpredictable)
 	EXPECT_GE(2, steps);
 	EXPECT_LE(8, buckets);
 	for (i = 0; i < NREG; i++)
-		EXPECT_EQ(0, ddp_invalidate(self->pdb, stag[i]));
-	ddp_gbuf_free(&g);
+		EXPECT_EQ(0, iw_ddp_invalidate(self->pdb, stag[i]));
+	dt_gbuf_free(&g);
 }
 
 /*
@@ -540,29 +540,29 @@ static int cmp_u32(const void *a, const void *b)
 TEST_F_TIMEOUT(pair, invalidated_stag_not_reused, 120)
 {
 	__u32 *idx, first = 0, stag;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	int i, dup = 0;
 
 	idx = calloc(NCYCLE, sizeof(*idx));
 	ASSERT_NE(NULL, idx);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
 	for (i = 0; i < NCYCLE; i++) {
-		ASSERT_EQ(0, ddp_reg(self->pdb, g.buf, 4096, 0,
-				     DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+		ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0,
+					   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 		if (!i)
 			first = stag;
 		idx[i] = stag >> 8;
-		ASSERT_EQ(0, ddp_invalidate(self->pdb, stag));
+		ASSERT_EQ(0, iw_ddp_invalidate(self->pdb, stag));
 	}
 	qsort(idx, NCYCLE, sizeof(*idx), cmp_u32);
 	for (i = 1; i < NCYCLE; i++)
 		if (idx[i] == idx[i - 1])
 			dup++;
 	EXPECT_EQ(0, dup);
-	EXPECT_EQ(-1, ddp_invalidate(self->pdb, first));
+	EXPECT_EQ(-1, iw_ddp_invalidate(self->pdb, first));
 	EXPECT_EQ(ENOENT, errno);
 	free(idx);
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 /* ---- --capture-run PORT: a fixed exchange for ddp_tshark.sh ---- */
@@ -589,10 +589,10 @@ static int capture_pair(int port, int fds[2])
 	if (fds[1] < 0)
 		goto err;
 	close(l);
-	if (mpa_test_set_ulp(fds[0]) || mpa_test_set_ulp(fds[1]) ||
-	    ddp_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0) ||
-	    ddp_mpa_start(fds[0], MPA_ROLE_INITIATOR, 0) ||
-	    ddp_mpa_accept(fds[1]) || ddp_mpa_wait_full(fds[0]))
+	if (iw_mpa_attach(fds[0]) || iw_mpa_attach(fds[1]) ||
+	    iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0) ||
+	    iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0) ||
+	    iw_mpa_respond(fds[1], DDP_TMO_MS) || iw_mpa_wait_state(fds[0], MPA_S_FULL, DDP_TMO_MS))
 		return -1;
 	return 0;
 err:
@@ -604,7 +604,7 @@ static int capture_expect(int sfd, __u16 type)
 {
 	struct ddp_event ev;
 
-	if (ddp_event(sfd, &ev, DDP_TMO_MS) != 1 || ev.type != type) {
+	if (iw_ddp_event(sfd, &ev, DDP_TMO_MS) != 1 || ev.type != type) {
 		fprintf(stderr, "capture-run: no event %u\n", type);
 		return -1;
 	}
@@ -625,28 +625,28 @@ static int capture_run(int port)
 	__u32 stag, maxp;
 	__u64 to = 0x1000 + 5;
 
-	ddp_fill(data, sizeof(data), 3);
+	dt_fill(data, sizeof(data), 3);
 	if (capture_pair(port, fds))
 		return 1;
-	pda = ddp_open_pd();
-	pdb = ddp_open_pd();
-	sa = ddp_bind(pda, fds[0], 0);
-	sb = ddp_bind(pdb, fds[1], 0);
+	pda = iw_ddp_open();
+	pdb = iw_ddp_open();
+	sa = iw_ddp_bind(pda, fds[0], 0);
+	sb = iw_ddp_bind(pdb, fds[1], 0);
 	if (sa < 0 || sb < 0 ||
-	    ddp_reg(pdb, sink, sizeof(sink), 0x1000, DDP_ACCESS_REMOTE_WRITE, -1, &stag) ||
-	    ddp_post(sb, rb[0], 256, 0, 1) || ddp_post(sb, rb[1], 256, 0, 2) ||
-	    ddp_post(sa, rb[2], 256, 0, 3))
+	    iw_ddp_reg_mr(pdb, sink, sizeof(sink), 0x1000, DDP_ACCESS_REMOTE_WRITE, -1, &stag) ||
+	    iw_ddp_post_recv(sb, rb[0], 256, 0, 1) || iw_ddp_post_recv(sb, rb[1], 256, 0, 2) ||
+	    iw_ddp_post_recv(sa, rb[2], 256, 0, 3))
 		return 1;
-	maxp = ddp_mulpdu(fds[0]) - 14;
+	maxp = iw_mpa_mulpdu(fds[0]) - 14;
 	printf("stag 0x%08x\nto 0x%llx\nmaxp %u\nwrite %zu\n", stag,
 	       (unsigned long long)to, maxp, sizeof(data));
-	if (ddp_send_tagged(sa, data, sizeof(data), stag, to, 0x40) ||
+	if (iw_ddp_send_tagged(sa, data, sizeof(data), stag, to, 0x40) ||
 	    capture_expect(sb, DDP_EV_TAGGED) ||
 	    memcmp(sink + 5, data, sizeof(data)) ||
-	    ddp_send_untagged(sa, data, 50, 0, send_rsv) ||
-	    ddp_send_untagged(sa, data, 60, 0, send_rsv) ||
+	    iw_ddp_send_untagged(sa, data, 50, 0, send_rsv) ||
+	    iw_ddp_send_untagged(sa, data, 60, 0, send_rsv) ||
 	    capture_expect(sb, DDP_EV_RECV) || capture_expect(sb, DDP_EV_RECV) ||
-	    ddp_send_untagged(sb, data, 70, 0, send_rsv) ||
+	    iw_ddp_send_untagged(sb, data, 70, 0, send_rsv) ||
 	    capture_expect(sa, DDP_EV_RECV))
 		return 1;
 	close(sa);

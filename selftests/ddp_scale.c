@@ -60,26 +60,27 @@ TEST(streams)
 		SKIP(return, "cannot raise RLIMIT_NOFILE to %lu", (unsigned long)rl.rlim_cur);
 	c = calloc(nconn, sizeof(*c));
 	ASSERT_NE(NULL, c);
-	pd = ddp_open_pd();
+	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
 
 	/* plain MPA connections first: the baseline of the memory figure */
 	for (i = 0; i < nconn; i++)
-		ASSERT_EQ(0, ddp_mpa_connect(c[i].fds, AF_INET, 0)) TH_LOG("connection %d", i);
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, c[i].fds, 0, 0,
+					 DDP_TMO_MS)) TH_LOG("connection %d", i);
 	slab0 = mem_kib("Slab");
 	avail0 = mem_kib("MemAvailable");
 	for (i = 0; i < nconn; i++) {
-		c[i].src = ddp_bind(pd, c[i].fds[0], 1);
-		c[i].sink = ddp_bind(pd, c[i].fds[1], 1);
+		c[i].src = iw_ddp_bind(pd, c[i].fds[0], 1);
+		c[i].sink = iw_ddp_bind(pd, c[i].fds[1], 1);
 		ASSERT_LE(0, c[i].src) TH_LOG("stream %d: %s", 2 * i, strerror(errno));
 		ASSERT_LE(0, c[i].sink) TH_LOG("stream %d: %s", 2 * i + 1, strerror(errno));
 		c[i].buf = calloc(1, MSG_LEN);
 		c[i].rbuf = calloc(1, MSG_LEN);
 		ASSERT_NE(NULL, c[i].buf);
 		ASSERT_NE(NULL, c[i].rbuf);
-		ASSERT_EQ(0, ddp_reg(pd, c[i].buf, MSG_LEN, BASE_TO, DDP_ACCESS_REMOTE_WRITE,
-				     c[i].sink, &c[i].stag));
-		ASSERT_EQ(0, ddp_post(c[i].sink, c[i].rbuf, MSG_LEN, 0, i));
+		ASSERT_EQ(0, iw_ddp_reg_mr(pd, c[i].buf, MSG_LEN, BASE_TO, DDP_ACCESS_REMOTE_WRITE,
+					   c[i].sink, &c[i].stag));
+		ASSERT_EQ(0, iw_ddp_post_recv(c[i].sink, c[i].rbuf, MSG_LEN, 0, i));
 	}
 	slab1 = mem_kib("Slab");
 	avail1 = mem_kib("MemAvailable");
@@ -91,14 +92,15 @@ TEST(streams)
 
 	/* every Source writes, then sends (the Initiator sends first) */
 	for (i = 0; i < nconn; i++) {
-		ddp_fill(msg, MSG_LEN, i);
-		ASSERT_EQ(0, ddp_send_tagged(c[i].src, msg, MSG_LEN, c[i].stag, BASE_TO, 0x41));
-		ASSERT_EQ(0, ddp_send_untagged(c[i].src, msg, MSG_LEN / 2, 0, rsv));
+		dt_fill(msg, MSG_LEN, i);
+		ASSERT_EQ(0, iw_ddp_send_tagged(c[i].src, msg, MSG_LEN, c[i].stag, BASE_TO, 0x41));
+		ASSERT_EQ(0, iw_ddp_send_untagged(c[i].src, msg, MSG_LEN / 2, 0, rsv));
 	}
 	for (i = 0; i < nconn; i++) {
-		ddp_fill(want, MSG_LEN, i);
+		dt_fill(want, MSG_LEN, i);
 		for (got = 0; got < 2; got++) {
-			ASSERT_EQ(1, ddp_event(c[i].sink, &ev, DDP_TMO_MS)) TH_LOG("stream %d", i);
+			ASSERT_EQ(1, iw_ddp_event(c[i].sink, &ev, DDP_TMO_MS)) TH_LOG("stream %d",
+										      i);
 			if (ev.type == DDP_EV_TAGGED) {
 				EXPECT_EQ(c[i].stag, ev.stag);
 				EXPECT_EQ(MSG_LEN, ev.len);

@@ -51,7 +51,7 @@ static void *sender(void *arg)
 
 	/* until a close makes it fail: EBADF, EPIPE, ECONNRESET, ... */
 	for (;;) {
-		if (ddp_send_tagged(x->sa, x->src, XFER_LEN, x->stag, 0, 0x40)) {
+		if (iw_ddp_send_tagged(x->sa, x->src, XFER_LEN, x->stag, 0, 0x40)) {
 			__atomic_store_n(&x->err, errno, __ATOMIC_RELAXED);
 			return NULL;
 		}
@@ -62,8 +62,8 @@ static void *sender(void *arg)
 FIXTURE(xfer)
 {
 	int fd[NFD];
-	struct ddp_gbuf sink;
-	struct ddp_gbuf rb[4];
+	struct dt_gbuf sink;
+	struct dt_gbuf rb[4];
 	__u8 *src;
 	struct xfer x;
 	pthread_t th;
@@ -128,29 +128,29 @@ FIXTURE_SETUP(xfer)
 		self->fd[i] = -1;
 	self->running = 0;
 	signal(SIGPIPE, SIG_IGN);
-	ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, DDP_TMO_MS));
 	self->fd[SOCKA] = fds[0];
 	self->fd[SOCKB] = fds[1];
-	self->fd[PDA] = ddp_open_pd();
-	self->fd[PDB] = ddp_open_pd();
+	self->fd[PDA] = iw_ddp_open();
+	self->fd[PDB] = iw_ddp_open();
 	ASSERT_LE(0, self->fd[PDA]);
 	ASSERT_LE(0, self->fd[PDB]);
-	self->fd[SA] = ddp_bind(self->fd[PDA], fds[0], 2);
-	self->fd[SB] = ddp_bind(self->fd[PDB], fds[1], 2);
+	self->fd[SA] = iw_ddp_bind(self->fd[PDA], fds[0], 2);
+	self->fd[SB] = iw_ddp_bind(self->fd[PDB], fds[1], 2);
 	ASSERT_LE(0, self->fd[SA]);
 	ASSERT_LE(0, self->fd[SB]);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->sink, XFER_LEN, 0));
-	ASSERT_EQ(0, ddp_reg(self->fd[PDB], self->sink.buf, XFER_LEN, 0,
-			     DDP_ACCESS_REMOTE_WRITE, -1, &self->x.stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, XFER_LEN, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->fd[PDB], self->sink.buf, XFER_LEN, 0,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &self->x.stag));
 	/* posted buffers on both ends, to be flushed */
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, ddp_gbuf_alloc(&self->rb[i], 8192, 0));
-		ASSERT_EQ(0, ddp_post(self->fd[i & 1 ? SB : SA], self->rb[i].buf,
-				      8192, i & 1, i));
+		ASSERT_EQ(0, dt_gbuf_alloc(&self->rb[i], 8192, 0));
+		ASSERT_EQ(0, iw_ddp_post_recv(self->fd[i & 1 ? SB : SA], self->rb[i].buf,
+					      8192, i & 1, i));
 	}
 	self->src = malloc(XFER_LEN);
 	ASSERT_NE(NULL, self->src);
-	ddp_fill(self->src, XFER_LEN, 1);
+	dt_fill(self->src, XFER_LEN, 1);
 	self->x.sa = self->fd[SA];
 	self->x.src = self->src;
 	self->x.sends = 0;
@@ -167,18 +167,18 @@ FIXTURE_TEARDOWN(xfer)
 	if (self->running)
 		pthread_join(self->th, NULL);
 	for (i = 0; i < 4; i++)
-		ddp_gbuf_free(&self->rb[i]);
-	ddp_gbuf_free(&self->sink);
+		dt_gbuf_free(&self->rb[i]);
+	dt_gbuf_free(&self->sink);
 	free(self->src);
 }
 
 static void start_and_wait(struct __test_metadata *_metadata, struct _test_data_xfer *self)
 {
-	long long end = ddp_now_ms() + DDP_TMO_MS;
+	long long end = iw_now_ms() + DDP_TMO_MS;
 
 	ASSERT_EQ(0, pthread_create(&self->th, NULL, sender, &self->x));
 	self->running = 1;
-	while (sends(&self->x) < 2 && !failed(&self->x) && ddp_now_ms() < end)
+	while (sends(&self->x) < 2 && !failed(&self->x) && iw_now_ms() < end)
 		usleep(1000);
 	ASSERT_LE(2, sends(&self->x)) {
 		TH_LOG("sender: %d sends, error %d", self->x.sends, self->x.err);
@@ -197,7 +197,7 @@ static void join_sender(struct __test_metadata *_metadata, struct _test_data_xfe
 	self->running = 0;
 	TH_LOG("%d MiB sent, then errno %d", self->x.sends, self->x.err);
 	EXPECT_NE(0, self->x.err);
-	EXPECT_EQ(-1, ddp_gbuf_guards(&self->sink));
+	EXPECT_EQ(-1, dt_gbuf_guards(&self->sink));
 }
 
 TEST_F(xfer, close_all_during_transfer)
@@ -223,11 +223,11 @@ TEST_F(xfer, invalidate_during_transfer)
 	int i;
 
 	start_and_wait(_metadata, self);
-	ASSERT_EQ(0, ddp_invalidate(self->fd[PDB], self->x.stag));
-	end = ddp_now_ms() + DDP_TMO_MS;
+	ASSERT_EQ(0, iw_ddp_invalidate(self->fd[PDB], self->x.stag));
+	end = iw_now_ms() + DDP_TMO_MS;
 	do {
-		ASSERT_EQ(1, ddp_event(self->fd[SB], &ev, DDP_TMO_MS));
-	} while (ev.type == DDP_EV_TAGGED && ddp_now_ms() < end);
+		ASSERT_EQ(1, iw_ddp_event(self->fd[SB], &ev, DDP_TMO_MS));
+	} while (ev.type == DDP_EV_TAGGED && iw_now_ms() < end);
 	EXPECT_EQ(DDP_EV_ERROR, ev.type);
 	EXPECT_EQ(DDP_WIRE_ETYPE_TAGGED, ev.err_type);
 	EXPECT_EQ(DDP_WIRE_ECODE_T_INVALID_STAG, ev.err_code);
@@ -256,23 +256,24 @@ TEST(kill_process_during_transfer)
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			FIXTURE_DATA(xfer) d = {};
+			__u32 flags = round & 1 ? MPA_F_MARKERS : 0;
 			int fds[2], i;
 
-			if (ddp_mpa_connect(fds, AF_INET, round & 1 ? MPA_F_MARKERS : 0))
+			if (iw_mpa_pair(AF_INET, fds, flags, flags, DDP_TMO_MS))
 				_exit(1);
-			d.fd[PDA] = ddp_open_pd();
-			d.fd[PDB] = ddp_open_pd();
-			d.fd[SA] = ddp_bind(d.fd[PDA], fds[0], 2);
-			d.fd[SB] = ddp_bind(d.fd[PDB], fds[1], 2);
+			d.fd[PDA] = iw_ddp_open();
+			d.fd[PDB] = iw_ddp_open();
+			d.fd[SA] = iw_ddp_bind(d.fd[PDA], fds[0], 2);
+			d.fd[SB] = iw_ddp_bind(d.fd[PDB], fds[1], 2);
 			if (d.fd[SA] < 0 || d.fd[SB] < 0 ||
-			    ddp_gbuf_alloc(&d.sink, XFER_LEN, 0) ||
-			    ddp_reg(d.fd[PDB], d.sink.buf, XFER_LEN, 0,
-				    DDP_ACCESS_REMOTE_WRITE, round & 2 ? d.fd[SB] : -1,
+			    dt_gbuf_alloc(&d.sink, XFER_LEN, 0) ||
+			    iw_ddp_reg_mr(d.fd[PDB], d.sink.buf, XFER_LEN, 0,
+					  DDP_ACCESS_REMOTE_WRITE, round & 2 ? d.fd[SB] : -1,
 				    &d.x.stag))
 				_exit(1);
 			for (i = 0; i < 4; i++)
-				if (ddp_gbuf_alloc(&d.rb[i], 4096, 0) ||
-				    ddp_post(d.fd[SB], d.rb[i].buf, 4096, i & 1, i))
+				if (dt_gbuf_alloc(&d.rb[i], 4096, 0) ||
+				    iw_ddp_post_recv(d.fd[SB], d.rb[i].buf, 4096, i & 1, i))
 					_exit(1);
 			d.src = malloc(XFER_LEN);
 			if (!d.src)
@@ -325,35 +326,35 @@ static long vmlck_kb(void)
  */
 TEST(pinned_memory_given_back)
 {
-	struct ddp_gbuf mr, own, rb[8];
+	struct dt_gbuf mr, own, rb[8];
 	int fds[2], pd, s, i;
 	long base, kb;
 	__u32 stag, ostag;
 
-	ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
-	pd = ddp_open_pd();
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, DDP_TMO_MS));
+	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
-	s = ddp_bind(pd, fds[1], 3);
+	s = iw_ddp_bind(pd, fds[1], 3);
 	ASSERT_LE(0, s);
 	base = vmlck_kb();
 	ASSERT_LE(0, base);
-	ASSERT_EQ(0, ddp_gbuf_alloc(&mr, 1 << 20, 0));
-	ASSERT_EQ(0, ddp_gbuf_alloc(&own, 256 << 10, 0));
-	ASSERT_EQ(0, ddp_reg(pd, mr.buf, 1 << 20, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	ASSERT_EQ(0, dt_gbuf_alloc(&mr, 1 << 20, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&own, 256 << 10, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(pd, mr.buf, 1 << 20, 0, DDP_ACCESS_REMOTE_WRITE, -1, &stag));
 	EXPECT_EQ(base + 1024, vmlck_kb());
-	ASSERT_EQ(0, ddp_reg(pd, own.buf, 256 << 10, 0, DDP_ACCESS_REMOTE_WRITE, s,
-			     &ostag));
+	ASSERT_EQ(0, iw_ddp_reg_mr(pd, own.buf, 256 << 10, 0, DDP_ACCESS_REMOTE_WRITE, s,
+				   &ostag));
 	EXPECT_EQ(base + 1024 + 256, vmlck_kb());
 	for (i = 0; i < 8; i++) {
-		ASSERT_EQ(0, ddp_gbuf_alloc(&rb[i], 64 << 10, 0));
-		ASSERT_EQ(0, ddp_post(s, rb[i].buf, 64 << 10, i % 3, i));
+		ASSERT_EQ(0, dt_gbuf_alloc(&rb[i], 64 << 10, 0));
+		ASSERT_EQ(0, iw_ddp_post_recv(s, rb[i].buf, 64 << 10, i % 3, i));
 	}
 	kb = vmlck_kb();
 	EXPECT_EQ(base + 1024 + 256 + 512, kb);
 	/* the stream: posted buffers and the STag bound to it */
 	ASSERT_EQ(0, close(s));
 	EXPECT_EQ(base + 1024, vmlck_kb());
-	EXPECT_EQ(-1, ddp_invalidate(pd, ostag));
+	EXPECT_EQ(-1, iw_ddp_invalidate(pd, ostag));
 	EXPECT_EQ(ENOENT, errno);
 	/* the PD-wide STag lives as long as the PD */
 	ASSERT_EQ(0, close(pd));
@@ -361,9 +362,9 @@ TEST(pinned_memory_given_back)
 	close(fds[0]);
 	close(fds[1]);
 	for (i = 0; i < 8; i++)
-		ddp_gbuf_free(&rb[i]);
-	ddp_gbuf_free(&mr);
-	ddp_gbuf_free(&own);
+		dt_gbuf_free(&rb[i]);
+	dt_gbuf_free(&mr);
+	dt_gbuf_free(&own);
 }
 
 /*
@@ -387,7 +388,7 @@ static void *race_invalidate(void *arg)
 	int i;
 
 	for (i = 0; i < RACE_MRS; i++)
-		if (ddp_invalidate(r->pd, r->stag[i]) && errno != ENOENT)
+		if (iw_ddp_invalidate(r->pd, r->stag[i]) && errno != ENOENT)
 			r->bad++;
 	return NULL;
 }
@@ -395,24 +396,24 @@ static void *race_invalidate(void *arg)
 TEST(invalidate_while_stream_closes)
 {
 	int fds[2], s, i, round;
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	struct race r;
 	pthread_t t;
 	long base;
 
-	ASSERT_EQ(0, ddp_gbuf_alloc(&g, RACE_MRS * 4096, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, RACE_MRS * 4096, 0));
 	base = vmlck_kb();
 	ASSERT_LE(0, base);
 	for (round = 0; round < RACE_ROUNDS; round++) {
-		ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
-		r.pd = ddp_open_pd();
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, DDP_TMO_MS));
+		r.pd = iw_ddp_open();
 		ASSERT_LE(0, r.pd);
 		r.bad = 0;
-		s = ddp_bind(r.pd, fds[1], 1);
+		s = iw_ddp_bind(r.pd, fds[1], 1);
 		ASSERT_LE(0, s);
 		for (i = 0; i < RACE_MRS; i++)
-			ASSERT_EQ(0, ddp_reg(r.pd, g.buf + i * 4096, 4096, 0,
-					     DDP_ACCESS_REMOTE_WRITE, s, &r.stag[i]));
+			ASSERT_EQ(0, iw_ddp_reg_mr(r.pd, g.buf + i * 4096, 4096, 0,
+						   DDP_ACCESS_REMOTE_WRITE, s, &r.stag[i]));
 		ASSERT_EQ(0, pthread_create(&t, NULL, race_invalidate, &r));
 		/* let the thread start on some of them */
 		if (round & 1)
@@ -421,7 +422,7 @@ TEST(invalidate_while_stream_closes)
 		ASSERT_EQ(0, pthread_join(t, NULL));
 		EXPECT_EQ(0, r.bad);
 		for (i = 0; i < RACE_MRS; i++) {
-			EXPECT_EQ(-1, ddp_invalidate(r.pd, r.stag[i]));
+			EXPECT_EQ(-1, iw_ddp_invalidate(r.pd, r.stag[i]));
 			EXPECT_EQ(ENOENT, errno);
 		}
 		EXPECT_EQ(base, vmlck_kb());
@@ -429,7 +430,7 @@ TEST(invalidate_while_stream_closes)
 		close(fds[0]);
 		close(fds[1]);
 	}
-	ddp_gbuf_free(&g);
+	dt_gbuf_free(&g);
 }
 
 /* One full life: connect, bind, register, post, write, close. */
@@ -439,19 +440,19 @@ static int one_cycle(__u8 *buf, int order)
 	struct ddp_event ev;
 	__u32 stag;
 
-	if (ddp_mpa_connect(fds, AF_INET, 0))
+	if (iw_mpa_pair(AF_INET, fds, 0, 0, DDP_TMO_MS))
 		return -1;
-	pda = ddp_open_pd();
-	pdb = ddp_open_pd();
-	sa = ddp_bind(pda, fds[0], 3);
-	sb = ddp_bind(pdb, fds[1], 3);
+	pda = iw_ddp_open();
+	pdb = iw_ddp_open();
+	sa = iw_ddp_bind(pda, fds[0], 3);
+	sb = iw_ddp_bind(pdb, fds[1], 3);
 	if (sa >= 0 && sb >= 0 &&
-	    !ddp_reg(pdb, buf, 8192, 0, DDP_ACCESS_REMOTE_WRITE, order & 1 ? sb : -1,
+	    !iw_ddp_reg_mr(pdb, buf, 8192, 0, DDP_ACCESS_REMOTE_WRITE, order & 1 ? sb : -1,
 		     &stag) &&
-	    !ddp_post(sb, buf + 8192, 4096, 0, 1) &&
-	    !ddp_post(sa, buf + 12288, 4096, 2, 2) &&
-	    !ddp_send_tagged(sa, buf + 16384, 4096, stag, 100, 0x40) &&
-	    ddp_event(sb, &ev, DDP_TMO_MS) == 1 && ev.type == DDP_EV_TAGGED)
+	    !iw_ddp_post_recv(sb, buf + 8192, 4096, 0, 1) &&
+	    !iw_ddp_post_recv(sa, buf + 12288, 4096, 2, 2) &&
+	    !iw_ddp_send_tagged(sa, buf + 16384, 4096, stag, 100, 0x40) &&
+	    iw_ddp_event(sb, &ev, DDP_TMO_MS) == 1 && ev.type == DDP_EV_TAGGED)
 		ret = 0;
 	if (order & 2) {
 		close(fds[0]);
@@ -495,17 +496,17 @@ static long meminfo_kb(const char *name)
  */
 FIXTURE(cycles)
 {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 };
 
 FIXTURE_SETUP(cycles)
 {
-	ASSERT_EQ(0, ddp_gbuf_alloc(&self->g, 20480, 0));
+	ASSERT_EQ(0, dt_gbuf_alloc(&self->g, 20480, 0));
 }
 
 FIXTURE_TEARDOWN(cycles)
 {
-	ddp_gbuf_free(&self->g);
+	dt_gbuf_free(&self->g);
 }
 
 TEST_F_TIMEOUT(cycles, no_slab_growth, 180)
@@ -518,7 +519,7 @@ TEST_F_TIMEOUT(cycles, no_slab_growth, 180)
 	usleep(500000);
 	su0 = meminfo_kb("SUnreclaim");
 	free0 = meminfo_kb("MemFree");
-	t0 = ddp_now_ms();
+	t0 = iw_now_ms();
 	for (i = 0; i < CYCLES; i++)
 		ASSERT_EQ(0, one_cycle(self->g.buf, i)) {
 			TH_LOG("cycle %d", i);
@@ -527,7 +528,7 @@ TEST_F_TIMEOUT(cycles, no_slab_growth, 180)
 	su1 = meminfo_kb("SUnreclaim");
 	free1 = meminfo_kb("MemFree");
 	TH_LOG("%d cycles in %lld ms: SUnreclaim %+ld kB, MemFree %+ld kB",
-	       CYCLES, ddp_now_ms() - t0, su1 - su0, free1 - free0);
+	       CYCLES, iw_now_ms() - t0, su1 - su0, free1 - free0);
 	EXPECT_GT(4096, su1 - su0);
 }
 
@@ -562,21 +563,6 @@ static int unload_wait(const char *name)
 	return -errno;
 }
 
-static int load(const char *env)
-{
-	const char *ko = getenv(env);
-	int fd, ret;
-
-	if (!ko)
-		return -1;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
-}
-
 /*
  * Last: after all of the above, nothing holds a reference on the
  * modules. They are loaded again for the tests that follow.
@@ -605,9 +591,9 @@ TEST_F(modules, unload_after_teardown)
 	rd = unload_wait("ddp");
 	rm = rd ? -1 : unload_wait("mpa");
 	if (!module_loaded("mpa"))
-		EXPECT_EQ(0, load("MPA_KO"));
+		EXPECT_EQ(0, mt_load_module("MPA_KO"));
 	if (!module_loaded("ddp"))
-		EXPECT_EQ(0, load("DDP_KO"));
+		EXPECT_EQ(0, mt_load_module("DDP_KO"));
 	EXPECT_EQ(0, rd);
 	EXPECT_EQ(0, rm);
 	EXPECT_EQ(1, module_loaded("mpa"));

@@ -89,8 +89,8 @@ static void *drain(void *arg)
 		else
 			d->bad++;
 	}
-	d->mpa_err = mt_error(d->fd);
-	d->flags = mt_info(d->fd).flags;
+	d->mpa_err = iw_mpa_error(d->fd);
+	d->flags = iw_mpa_info_of(d->fd).flags;
 	d->tcp_state = tcp_state(d->fd);
 	return NULL;
 }
@@ -104,14 +104,14 @@ static int close_pair(int fds[2], int rcvbuf)
 {
 	int sndbuf = 16384;
 
-	if (mt_pair_rcvbuf(AF_INET, fds, rcvbuf) || mpa_test_set_ulp(fds[0]) ||
-	    mpa_test_set_ulp(fds[1]) ||
+	if (iw_loopback_pair_rcvbuf(AF_INET, fds, rcvbuf) || iw_mpa_attach(fds[0]) ||
+	    iw_mpa_attach(fds[1]) ||
 	    setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) ||
-	    mt_start(fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0) ||
-	    mt_start(fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0) ||
-	    mt_wait_state(fds[0], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    iw_mpa_start(fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0) ||
+	    iw_mpa_start(fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0) ||
+	    iw_mpa_wait_state(fds[0], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
 	    setsockopt(fds[0], SOL_MPA, MPA_ACCEPT, "", 0) ||
-	    mt_wait_state(fds[1], MPA_S_FULL, RAW_TMO_MS))
+	    iw_mpa_wait_state(fds[1], MPA_S_FULL, RAW_TMO_MS))
 		return -1;
 	return 0;
 }
@@ -213,10 +213,7 @@ FIXTURE_SETUP(ending)
 FIXTURE_TEARDOWN(ending)
 {
 	set_split(0);
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
+	iw_close_pair(self->fds);
 }
 
 /*
@@ -392,19 +389,16 @@ FIXTURE_SETUP(disc)
 	self->fds[0] = -1;
 	self->fds[1] = -1;
 	if (variant->started) {
-		ASSERT_EQ(0, mt_full_pair(AF_INET, self->fds, 0, 0));
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, RAW_TMO_MS));
 	} else {
-		ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
 	}
 }
 
 FIXTURE_TEARDOWN(disc)
 {
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
+	iw_close_pair(self->fds);
 }
 
 /*
@@ -420,20 +414,20 @@ TEST_F(disc, disconnect_is_refused)
 	ASSERT_EQ(-1, disconnect(self->fds[0]));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(TCP_ESTABLISHED, tcp_state(self->fds[0]));
-	EXPECT_EQ(state, mt_info(self->fds[0]).state);
-	EXPECT_EQ(0, mt_error(self->fds[0]));
-	EXPECT_EQ(0, mt_so_error(self->fds[0]));
+	EXPECT_EQ(state, iw_mpa_info_of(self->fds[0]).state);
+	EXPECT_EQ(0, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(0, iw_so_error(self->fds[0]));
 
 	/* both directions still work, as ULPDUs or as plain TCP */
 	ASSERT_EQ(5, send(self->fds[0], "hello", 5, 0));
 	ASSERT_EQ(5, variant->started ? mt_recv(self->fds[1], buf, sizeof(buf), 0, NULL) :
-					mt_readn(self->fds[1], buf, 5, RAW_TMO_MS));
+					iw_readn(self->fds[1], buf, 5, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "hello", 5));
 	ASSERT_EQ(5, send(self->fds[1], "world", 5, 0));
 	ASSERT_EQ(5, variant->started ? mt_recv(self->fds[0], buf, sizeof(buf), 0, NULL) :
-					mt_readn(self->fds[0], buf, 5, RAW_TMO_MS));
+					iw_readn(self->fds[0], buf, 5, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "world", 5));
-	EXPECT_EQ(state, mt_info(self->fds[0]).state);
+	EXPECT_EQ(state, iw_mpa_info_of(self->fds[0]).state);
 }
 
 TEST_HARNESS_MAIN

@@ -161,8 +161,8 @@ static int diag_query(int fd, struct diag_row *r)
 static void expect_matches_sockopts(struct __test_metadata *_metadata, int fd,
 				    const struct diag_row *r)
 {
-	struct mpa_info info = mt_info(fd);
-	struct mpa_stats st = mt_stats(fd);
+	struct mpa_info info = iw_mpa_info_of(fd);
+	struct mpa_stats st = iw_mpa_stats_of(fd);
 
 	ASSERT_TRUE(r->mpa);
 	EXPECT_EQ(info.state, r->u32[MPA_DIAG_STATE]);
@@ -222,12 +222,12 @@ TEST_F(diag, full_operation)
 	struct diag_row ri, rr;
 	unsigned int i;
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, variant->flags,
-				  variant->flags));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, variant->flags,
+				 variant->flags, RAW_TMO_MS));
 	mt_fill(buf, sizeof(buf), 7);
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(sizes[i], send(self->fds[0], buf, sizes[i], 0));
-		ASSERT_EQ(sizes[i], mt_readn(self->fds[1], got, sizes[i], RAW_TMO_MS));
+		ASSERT_EQ(sizes[i], iw_readn(self->fds[1], got, sizes[i], RAW_TMO_MS));
 	}
 	ASSERT_EQ(0, diag_query(self->fds[0], &ri));
 	ASSERT_EQ(0, diag_query(self->fds[1], &rr));
@@ -257,18 +257,18 @@ TEST_F(diag, idle_then_started)
 {
 	struct diag_row r;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
 	ASSERT_EQ(0, diag_query(self->fds[0], &r));
 	EXPECT_FALSE(r.ulp);		/* plain TCP */
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
 	ASSERT_EQ(0, diag_query(self->fds[0], &r));
 	EXPECT_STREQ("mpa", r.name);
 	ASSERT_TRUE(r.mpa);
 	EXPECT_EQ(MPA_S_IDLE, r.u32[MPA_DIAG_STATE]);
 	EXPECT_EQ(0, r.u32[MPA_DIAG_MULPDU]);
 	EXPECT_EQ(0, r.u64[MPA_DIAG_TX_FPDUS]);
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, variant->flags,
-			      NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, variant->flags,
+				  NULL, 0, NULL, 0));
 	ASSERT_EQ(0, diag_query(self->fds[0], &r));
 	EXPECT_EQ(MPA_S_REQ_SENT, r.u32[MPA_DIAG_STATE]);
 	EXPECT_EQ(MPA_ROLE_INITIATOR, r.u32[MPA_DIAG_ROLE]);
@@ -281,8 +281,8 @@ TEST_F(diag, no_ulp_info_without_cap_net_admin)
 	int status;
 	pid_t pid;
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, variant->flags,
-				  variant->flags));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, variant->flags,
+				 variant->flags, RAW_TMO_MS));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -312,7 +312,7 @@ TEST_F(diag, error_code_shown)
 	n = mt_enc(wire, sizeof(wire), 0, false, true, data, sizeof(data));
 	ASSERT_LT(0, n);
 	wire[n - 1] ^= 0x80;
-	ASSERT_EQ(0, mt_writen(self->fds[1], wire, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wire, n));
 	EXPECT_EQ(-1, recv(self->fds[0], got, sizeof(got), 0));
 	EXPECT_EQ(EBADMSG, errno);
 	ASSERT_EQ(0, diag_query(self->fds[0], &r));

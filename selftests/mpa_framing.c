@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPA full operation (RFC 5044 section 4): FPDUs on the wire against the
- * reference encoder of mpa_proto.c and RFC Figures 5 and 6, every ULPDU
- * size and marker position, poll, stats, a bulk transfer and many
+ * MPA full operation (RFC 5044 section 4): FPDUs on the wire against a
+ * reference encoder written here from the RFC text (not mpa_proto.c's
+ * mpa_fpdu_encode(), which the module itself uses) and RFC Figures 5 and
+ * 6, with markers x CRC x address family as fixture variants, every
+ * ULPDU size and marker position, poll, stats, a bulk transfer and many
  * connections. Needs mpa.ko loaded.
  */
 #include <fcntl.h>
@@ -78,21 +80,65 @@ FIXTURE_SETUP(framing)
 
 FIXTURE_TEARDOWN(framing)
 {
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
-}
-
-static void close_pair(int fds[2])
-{
-	close(fds[0]);
-	close(fds[1]);
-	fds[0] = -1;
-	fds[1] = -1;
+	iw_close_pair(self->fds);
 }
 
 static __u8 wbuf[2 * 65536 + 4096], gbuf[2 * 65536 + 4096], ubuf[65536], rbuf[65536 + 16];
+
+/*
+ * The reference encoder: RFC 5044 read directly, sharing no code with
+ * mpa_proto.c. CRC-32c bit by bit (reflected polynomial 0x82f63b78,
+ * section 4.4); markers every 512 octets of the stream (section 4.3), a
+ * marker between two FPDUs belongs to the one after it, FPDUPTR is the
+ * distance back to that FPDU's header (0 when the header follows).
+ */
+static __u32 ref_crc32c(const __u8 *p, size_t n)
+{
+	__u32 c = ~0U;
+	int k;
+
+	while (n--) {
+		c ^= *p++;
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78U & -(c & 1));
+	}
+	return ~c;
+}
+
+/* One FPDU starting at stream position @pos (a multiple of 4); its wire length. */
+static int ref_fpdu(__u8 *out, size_t size, __u32 pos, bool markers, bool crc,
+		    const __u8 *ulpdu, __u32 len)
+{
+	__u32 pad = (4 - (2 + len) % 4) % 4, plain = 2 + len + pad, hdr = pos, i;
+	size_t o = 0;
+	__u32 c;
+	__u8 b;
+
+	if (len > 65535 || size < plain + 4 + 4 * (plain / 508 + 2))
+		return -1;
+	for (i = 0; i <= plain; i++) {
+		if (markers && (pos + o) % 512 == 0) {
+			__u32 ptr = i ? pos + o - hdr : 0;
+
+			out[o++] = 0;
+			out[o++] = 0;
+			out[o++] = ptr >> 8;
+			out[o++] = ptr;
+		}
+		if (i == plain)
+			break;		/* a marker right after the pad is still ours */
+		if (!i)
+			hdr = pos + o;
+		b = i == 0 ? len >> 8 : i == 1 ? len & 0xff : i < 2 + len ? ulpdu[i - 2] : 0;
+		out[o++] = b;
+	}
+	c = crc ? ref_crc32c(out, o) : 0;
+	out[o++] = c;
+	out[o++] = c >> 8;
+	out[o++] = c >> 16;
+	out[o++] = c >> 24;
+	return o;
+}
 
 /* module sends @len octets of @data; the raw peer must read exactly the reference FPDU */
 static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
@@ -102,8 +148,8 @@ static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 
 	if (send(mod, data, len, 0) != (ssize_t)len)
 		return -1;
-	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
-	if (n <= 0 || mt_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
+	n = ref_fpdu(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	if (n <= 0 || iw_readn(raw, gbuf, n, RAW_TMO_MS) != n || memcmp(gbuf, wbuf, n))
 		return -2;
 	*pos += n;
 	return 0;
@@ -115,8 +161,8 @@ static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 {
 	int n, fl = 0;
 
-	n = mt_enc(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
-	if (n <= 0 || mt_writen(raw, wbuf, n))
+	n = ref_fpdu(wbuf, sizeof(wbuf), *pos, markers, crc, data, len);
+	if (n <= 0 || iw_writen(raw, wbuf, n))
 		return -1;
 	if (mt_recv(mod, rbuf, sizeof(rbuf), 0, &fl) != (ssize_t)len ||
 	    memcmp(rbuf, data, len) || (fl & (MSG_EOR | MSG_TRUNC)) != MSG_EOR)
@@ -125,54 +171,155 @@ static int rx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 	return 0;
 }
 
-TEST_F(framing, tx_matches_reference_encoder)
+/* the reference encoder itself: the RFC's own wire images */
+TEST(reference_encoder_matches_rfc_figures)
+{
+	__u8 out[128];
+
+	ASSERT_EQ(52, ref_fpdu(out, sizeof(out), 0, true, true, fig5_ulpdu, 42));
+	EXPECT_EQ(0, memcmp(out, fig5_wire, 52));
+	ASSERT_EQ(52, ref_fpdu(out, sizeof(out), 0x1ec, true, true, fig6_ulpdu, 42));
+	EXPECT_EQ(0, memcmp(out, fig6_wire, 52));
+	/* CRC-32c check value of "123456789" (RFC 3720 B.4) */
+	EXPECT_EQ(0xe3069283, ref_crc32c((const __u8 *)"123456789", 9));
+}
+
+/* two encoders written apart agree at every marker position */
+TEST(reference_encoder_matches_mpa_proto)
+{
+	__u32 pos, len;
+	int a, b;
+
+	mt_fill(ubuf, sizeof(ubuf), 10);
+	for (pos = 0; pos < 1024; pos += 4) {
+		for (len = 0; len < 1100; len += len < 16 ? 1 : 37) {
+			a = ref_fpdu(wbuf, sizeof(wbuf), pos, pos & 4, !(pos & 8), ubuf, len);
+			b = mt_enc(gbuf, sizeof(gbuf), pos, pos & 4, !(pos & 8), ubuf, len);
+			ASSERT_EQ(a, b) TH_LOG("pos %u len %u", pos, len);
+			ASSERT_EQ(0, memcmp(wbuf, gbuf, a)) TH_LOG("pos %u len %u", pos, len);
+		}
+	}
+}
+
+/* FPDUs of many sizes both ways, per markers x CRC x address family */
+FIXTURE(wire)
+{
+	int fds[2];
+	int old_no_crc;
+};
+
+FIXTURE_VARIANT(wire)
+{
+	int family;
+	bool markers;
+	bool crc;
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_crc)
+{
+	.family = AF_INET, .markers = false, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_crc_markers)
+{
+	.family = AF_INET, .markers = true, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_nocrc)
+{
+	.family = AF_INET, .markers = false, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4_nocrc_markers)
+{
+	.family = AF_INET, .markers = true, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_crc)
+{
+	.family = AF_INET6, .markers = false, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_crc_markers)
+{
+	.family = AF_INET6, .markers = true, .crc = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_nocrc)
+{
+	.family = AF_INET6, .markers = false, .crc = false,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6_nocrc_markers)
+{
+	.family = AF_INET6, .markers = true, .crc = false,
+};
+
+FIXTURE_SETUP(wire)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	self->old_no_crc = -1;
+	if (!variant->crc) {
+		self->old_no_crc = mt_allow_no_crc(1);
+		if (self->old_no_crc < 0)
+			SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
+	}
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	iw_close_pair(self->fds);
+	if (self->old_no_crc >= 0)
+		mt_allow_no_crc(self->old_no_crc);
+}
+
+TEST_F(wire, tx_matches_reference_encoder)
 {
 	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 6, 7, 42, 100, 499, 500, 501, 502,
 				       503, 504, 505, 506, 507, 508, 509, 510, 511, 512, 1000,
 				       1021, 4000, 9000 };
-	int m;
+	__u32 pos = 0, i;
 
 	mt_fill(ubuf, sizeof(ubuf), 11);
-	for (m = 0; m < 2; m++) {
-		__u32 pos = 0, i;
-
-		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0,
-					      MPA_FLAG_C | (m ? MPA_FLAG_M : 0), 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_TX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
-		for (i = 0; i < ARRAY_SIZE(sizes); i++)
-			ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, m, true,
-					      ubuf + i, sizes[i]));
-		close_pair(self->fds);
-	}
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+				      variant->crc ? 0 : MPA_F_NO_CRC,
+				      (variant->crc ? MPA_FLAG_C : 0) |
+				      (variant->markers ? MPA_FLAG_M : 0), 0));
+	EXPECT_EQ((variant->markers ? MPA_I_MARKERS_TX : 0) | (variant->crc ? MPA_I_CRC : 0),
+		  iw_mpa_info_of(self->fds[0]).flags);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, variant->markers,
+				      variant->crc, ubuf + i, sizes[i]));
+	EXPECT_EQ(ARRAY_SIZE(sizes), iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 }
 
-TEST_F(framing, rx_of_reference_fpdus)
+TEST_F(wire, rx_of_reference_fpdus)
 {
 	static const __u32 sizes[] = { 1, 2, 3, 4, 5, 42, 506, 507, 508, 509, 510, 1000, 4000,
 				       9000, 65535 };
-	int m;
+	__u32 pos = 0, i;
 
 	mt_fill(ubuf, sizeof(ubuf), 12);
-	for (m = 0; m < 2; m++) {
-		__u32 pos = 0, i;
-
-		ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
-					      m ? MPA_F_MARKERS : 0, MPA_FLAG_C, 0));
-		EXPECT_EQ((m ? MPA_I_MARKERS_RX : 0) | MPA_I_CRC, mt_info(self->fds[0]).flags);
-		for (i = 0; i < ARRAY_SIZE(sizes); i++)
-			ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, m, true,
-					      ubuf, sizes[i]));
-		close_pair(self->fds);
-	}
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds,
+				      (variant->markers ? MPA_F_MARKERS : 0) |
+				      (variant->crc ? 0 : MPA_F_NO_CRC),
+				      variant->crc ? MPA_FLAG_C : 0, 0));
+	EXPECT_EQ((variant->markers ? MPA_I_MARKERS_RX : 0) | (variant->crc ? MPA_I_CRC : 0),
+		  iw_mpa_info_of(self->fds[0]).flags);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, variant->markers,
+				      variant->crc, ubuf, sizes[i]));
+	EXPECT_EQ(ARRAY_SIZE(sizes), iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 }
 
 TEST_F(framing, rfc_figure5_tx)
 {
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_M | MPA_FLAG_C, 0));
 	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
-	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	ASSERT_EQ(52, iw_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));
-	EXPECT_EQ(0, mt_readn(self->fds[1], gbuf, 1, 100));
+	EXPECT_EQ(0, iw_readn(self->fds[1], gbuf, 1, 100));
 }
 
 /*
@@ -205,9 +352,9 @@ TEST_F(framing, sendfile_and_splice_are_eopnotsupp)
 
 	/* nothing went out: the stream still starts with Figure 5's FPDU */
 	ASSERT_EQ(42, send(self->fds[0], fig5_ulpdu, 42, 0));
-	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	ASSERT_EQ(52, iw_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig5_wire, 52));
-	EXPECT_EQ(0, mt_readn(self->fds[1], gbuf, 1, 100));
+	EXPECT_EQ(0, iw_readn(self->fds[1], gbuf, 1, 100));
 }
 
 TEST_F(framing, rfc_figure5_rx)
@@ -215,11 +362,11 @@ TEST_F(framing, rfc_figure5_rx)
 	int fl = 0;
 
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, MPA_F_MARKERS, MPA_FLAG_C, 0));
-	ASSERT_EQ(0, mt_writen(self->fds[1], fig5_wire, 52));
+	ASSERT_EQ(0, iw_writen(self->fds[1], fig5_wire, 52));
 	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, fig5_ulpdu, 42));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
-	EXPECT_EQ(1, mt_stats(self->fds[0]).rx_markers);
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_markers);
 }
 
 static void fig6_first(__u8 *u)
@@ -239,7 +386,7 @@ TEST_F(framing, rfc_figure6_tx)
 			      FIG6_FIRST_ULPDU));
 	ASSERT_EQ(0x1ec, pos);
 	ASSERT_EQ(42, send(self->fds[0], fig6_ulpdu, 42, 0));
-	ASSERT_EQ(52, mt_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
+	ASSERT_EQ(52, iw_readn(self->fds[1], gbuf, 52, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(gbuf, fig6_wire, 52));
 }
 
@@ -253,11 +400,11 @@ TEST_F(framing, rfc_figure6_rx)
 	ASSERT_EQ(0, rx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf,
 			      FIG6_FIRST_ULPDU));
 	ASSERT_EQ(0x1ec, pos);
-	ASSERT_EQ(0, mt_writen(self->fds[1], fig6_wire, 52));
+	ASSERT_EQ(0, iw_writen(self->fds[1], fig6_wire, 52));
 	EXPECT_EQ(42, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, fig6_ulpdu, 42));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
-	EXPECT_EQ(2, mt_stats(self->fds[0]).rx_markers);
+	EXPECT_EQ(2, iw_mpa_stats_of(self->fds[0]).rx_markers);
 }
 
 /* every ULPDU size 1..2048 (every pad length) both ways, module <-> module */
@@ -268,7 +415,8 @@ TEST_F(framing, sizes_1_to_2048_and_mulpdu)
 	int fl, i, nb = 0;
 
 	mt_fill(ubuf, sizeof(ubuf), 13);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	for (s = 1; s <= 2048; s++) {
 		ASSERT_EQ(s, send(self->fds[0], ubuf + s, s, 0));
 		fl = 0;
@@ -303,7 +451,7 @@ TEST_F(framing, short_buffer_is_msg_trunc)
 	int fl = 0;
 
 	mt_fill(ubuf, 100, 14);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
 	ASSERT_EQ(100, send(self->fds[0], ubuf, 100, 0));
 	ASSERT_EQ(50, send(self->fds[0], ubuf, 50, 0));
 	ASSERT_EQ(10, mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
@@ -325,16 +473,16 @@ TEST_F(framing, send_above_mulpdu_is_emsgsize)
 	__u32 mulpdu = 0;
 	socklen_t len = sizeof(mulpdu);
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, 0, RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &mulpdu, &len));
-	EXPECT_EQ(mulpdu, mt_info(self->fds[0]).mulpdu);
+	EXPECT_EQ(mulpdu, iw_mpa_info_of(self->fds[0]).mulpdu);
 	ASSERT_GE(mulpdu, 128);
 	ASSERT_LE(mulpdu, 65535);
 	EXPECT_EQ(-1, send(self->fds[0], ubuf, mulpdu + 1, 0));
 	EXPECT_EQ(EMSGSIZE, errno);
 	EXPECT_EQ(-1, send(self->fds[0], ubuf, 65536, 0));
 	EXPECT_EQ(EMSGSIZE, errno);
-	EXPECT_EQ(0, mt_stats(self->fds[0]).tx_fpdus);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 	EXPECT_EQ(mulpdu, send(self->fds[0], ubuf, mulpdu, 0));
 	EXPECT_EQ(mulpdu, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
 }
@@ -415,7 +563,7 @@ TEST_F(framing, markers_everywhere_tx)
 		ASSERT_EQ(0, tx_check(self->fds[0], self->fds[1], &pos, true, true, ubuf + i, s));
 	}
 	EXPECT_TRUE(cover_complete(&cv));
-	st = mt_stats(self->fds[0]);
+	st = iw_mpa_stats_of(self->fds[0]);
 	EXPECT_EQ(n, st.tx_fpdus);
 	EXPECT_EQ(octets, st.tx_octets);
 	EXPECT_EQ((pos - plain) / 4, st.tx_markers);
@@ -444,7 +592,7 @@ TEST_F(framing, markers_everywhere_module_to_module)
 	int i, fl, n = marker_plan(plan);
 
 	mt_fill(ubuf, sizeof(ubuf), 17);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, MPA_F_MARKERS, RAW_TMO_MS));
 	for (i = 0; i < n; i++) {
 		s = plan[i];
 		cover_fpdu(&cv, pos, s);
@@ -456,7 +604,8 @@ TEST_F(framing, markers_everywhere_module_to_module)
 		ASSERT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
 	}
 	EXPECT_TRUE(cover_complete(&cv));
-	EXPECT_EQ(mt_stats(self->fds[0]).tx_markers, mt_stats(self->fds[1]).rx_markers);
+	EXPECT_EQ(iw_mpa_stats_of(self->fds[0]).tx_markers,
+		  iw_mpa_stats_of(self->fds[1]).rx_markers);
 }
 
 TEST_F(framing, poll_only_for_a_whole_ulpdu)
@@ -473,14 +622,14 @@ TEST_F(framing, poll_only_for_a_whole_ulpdu)
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fds[0], &ev));
 	n = mt_enc(wbuf, sizeof(wbuf), pos, true, true, ubuf, 3000);
 	ASSERT_GT(n, 3000);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n / 2));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n / 2));
 	p.fd = self->fds[0];
 	p.events = POLLIN;
 	EXPECT_EQ(0, poll(&p, 1, 300));
 	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 100));
 	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
 	EXPECT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf + n / 2, n - n / 2));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + n / 2, n - n / 2));
 	EXPECT_EQ(1, poll(&p, 1, RAW_TMO_MS));
 	EXPECT_EQ(POLLIN, p.revents & (POLLIN | POLLERR | POLLHUP));
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, RAW_TMO_MS));
@@ -500,7 +649,8 @@ TEST_F(framing, stats_are_exact)
 	int i;
 
 	mt_fill(ubuf, 1000, 19);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	for (i = 0; i < 10; i++) {
 		__u32 w = mpa_fpdu_wire_len(pos, 1000, true);
 
@@ -513,8 +663,8 @@ TEST_F(framing, stats_are_exact)
 		ASSERT_EQ(100, send(self->fds[1], ubuf, 100, 0));
 		ASSERT_EQ(100, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 	}
-	is = mt_stats(self->fds[0]);
-	rs = mt_stats(self->fds[1]);
+	is = iw_mpa_stats_of(self->fds[0]);
+	rs = iw_mpa_stats_of(self->fds[1]);
 	EXPECT_EQ(10, is.tx_fpdus);
 	EXPECT_EQ(10000, is.tx_octets);
 	EXPECT_EQ(markers, is.tx_markers);
@@ -582,7 +732,8 @@ TEST_F_TIMEOUT(framing, bulk_256mib_markers_crc, 300)
 	pattern = malloc(PAT_LEN + 65536);
 	ASSERT_NE(NULL, pattern);
 	mt_fill(pattern, PAT_LEN + 65536, 20);
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, MPA_F_MARKERS,
+				 RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &b.chunk, &len));
 	b.fd = self->fds[0];
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -603,10 +754,10 @@ TEST_F_TIMEOUT(framing, bulk_256mib_markers_crc, 300)
 	EXPECT_EQ(0, n);
 	EXPECT_EQ(0, b.err);
 	EXPECT_EQ(b.total, got);
-	EXPECT_EQ(fpdus, mt_stats(self->fds[1]).rx_fpdus);
-	EXPECT_EQ(b.total, mt_stats(self->fds[1]).rx_octets);
-	EXPECT_EQ(0, mt_stats(self->fds[1]).rx_crc_errors);
-	EXPECT_TRUE(mt_info(self->fds[1]).flags & MPA_I_PEER_FIN);
+	EXPECT_EQ(fpdus, iw_mpa_stats_of(self->fds[1]).rx_fpdus);
+	EXPECT_EQ(b.total, iw_mpa_stats_of(self->fds[1]).rx_octets);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[1]).rx_crc_errors);
+	EXPECT_TRUE(iw_mpa_info_of(self->fds[1]).flags & MPA_I_PEER_FIN);
 	TH_LOG("%llu MiB in %ld ms, %llu FPDUs of up to %u octets",
 	       (unsigned long long)(b.total >> 20),
 	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
@@ -625,16 +776,16 @@ TEST(many_connections)
 
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, mpa_test_pair(i & 1 ? AF_INET6 : AF_INET, fds[i]));
-		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][0]));
-		ASSERT_EQ(0, mpa_test_set_ulp(fds[i][1]));
-		ASSERT_EQ(0, mt_start(fds[i][1], MPA_ROLE_RESPONDER, i & 2 ? MPA_F_MARKERS : 0,
-				      NULL, 0, NULL, 0));
-		ASSERT_EQ(0, mt_start(fds[i][0], MPA_ROLE_INITIATOR, i & 4 ? MPA_F_MARKERS : 0,
-				      &i, sizeof(i), NULL, 0));
+		ASSERT_EQ(0, iw_loopback_pair(i & 1 ? AF_INET6 : AF_INET, fds[i]));
+		ASSERT_EQ(0, iw_mpa_attach(fds[i][0]));
+		ASSERT_EQ(0, iw_mpa_attach(fds[i][1]));
+		ASSERT_EQ(0, iw_mpa_start(fds[i][1], MPA_ROLE_RESPONDER, i & 2 ? MPA_F_MARKERS : 0,
+					  NULL, 0, NULL, 0));
+		ASSERT_EQ(0, iw_mpa_start(fds[i][0], MPA_ROLE_INITIATOR, i & 4 ? MPA_F_MARKERS : 0,
+					  &i, sizeof(i), NULL, 0));
 	}
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, mt_wait_state(fds[i][1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+		ASSERT_EQ(0, iw_mpa_wait_state(fds[i][1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 		ASSERT_EQ(0, setsockopt(fds[i][1], SOL_MPA, MPA_ACCEPT, &i, sizeof(i)));
 	}
 	for (k = 0; k < 3; k++) {

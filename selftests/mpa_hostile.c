@@ -59,10 +59,7 @@ FIXTURE_SETUP(hostile)
 
 FIXTURE_TEARDOWN(hostile)
 {
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
+	iw_close_pair(self->fds);
 }
 
 static __u8 wbuf[70000], ubuf[65536], rbuf[65536 + 16];
@@ -83,7 +80,7 @@ static int last_message(int mod, int raw)
 	if (send(mod, bye, sizeof(bye), 0) != sizeof(bye))
 		return -1;
 	n = mt_enc(want, sizeof(want), 0, false, true, bye, sizeof(bye));
-	if (mt_readn(raw, got, n, RAW_TMO_MS) != n || memcmp(got, want, n))
+	if (iw_readn(raw, got, n, RAW_TMO_MS) != n || memcmp(got, want, n))
 		return -2;
 	return 0;
 }
@@ -100,16 +97,16 @@ TEST_F(hostile, bad_crc)
 	pos += n;
 	n += mt_enc(wbuf + n, sizeof(wbuf) - n, pos, variant->markers, true, ubuf, 1500);
 	wbuf[n - 700] ^= 0x01;	/* a payload octet of the second FPDU */
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 	ASSERT_EQ(100, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, ubuf, 100));
 	memset(rbuf, 0, sizeof(rbuf));
 	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(EBADMSG, errno);
 	EXPECT_EQ(0, rbuf[0] | rbuf[1] | rbuf[2]);
-	EXPECT_EQ(MPA_ERR_CRC, mt_error(self->fds[0]));
-	EXPECT_EQ(MPA_ERR_CRC, mt_info(self->fds[0]).error);
-	st = mt_stats(self->fds[0]);
+	EXPECT_EQ(MPA_ERR_CRC, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(MPA_ERR_CRC, iw_mpa_info_of(self->fds[0]).error);
+	st = iw_mpa_stats_of(self->fds[0]);
 	EXPECT_EQ(1, st.rx_crc_errors);
 	EXPECT_EQ(1, st.rx_fpdus);
 	EXPECT_EQ(100, st.rx_octets);
@@ -127,12 +124,12 @@ TEST_F(hostile, bad_crc_field)
 	mt_fill(ubuf, 10, 2);
 	n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 10);
 	wbuf[n - 1] ^= 0x80;
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 	EXPECT_EQ(EBADMSG, errno);
-	EXPECT_EQ(MPA_ERR_CRC, mt_error(self->fds[0]));
-	EXPECT_EQ(1, mt_stats(self->fds[0]).rx_crc_errors);
-	EXPECT_EQ(0, mt_stats(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(MPA_ERR_CRC, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
 }
 
@@ -154,11 +151,11 @@ TEST_F(hostile, bad_marker)
 		ASSERT_EQ(at ? 0x01 : 0, wbuf[at * 512 + 2]);
 		ASSERT_EQ(at ? 0xfc : 0, wbuf[at * 512 + 3]);
 		wbuf[at * 512 + 3] += 4;
-		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 		EXPECT_EQ(EPROTO, errno);
-		EXPECT_EQ(MPA_ERR_MARKER, mt_error(self->fds[0]));
-		st = mt_stats(self->fds[0]);
+		EXPECT_EQ(MPA_ERR_MARKER, iw_mpa_error(self->fds[0]));
+		st = iw_mpa_stats_of(self->fds[0]);
 		EXPECT_EQ(1, st.rx_marker_errors);
 		EXPECT_EQ(0, st.rx_fpdus);
 		EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
@@ -179,11 +176,11 @@ TEST_F(hostile, malformed_reply)
 		size_t n = mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0);
 		char c;
 
-		ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR,
-				      variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
-		ASSERT_EQ(20, mt_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
+		ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR,
+					  variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(20, iw_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
 		switch (k) {
 		case 0:		/* bad key */
 			rep[15] = 'E';
@@ -203,12 +200,12 @@ TEST_F(hostile, malformed_reply)
 			mt_frame(rep, 1, MPA_FLAG_C, 1, NULL, 0);
 			break;
 		}
-		ASSERT_EQ(0, mt_writen(self->fds[1], rep, n));
-		ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS))
+		ASSERT_EQ(0, iw_writen(self->fds[1], rep, n));
+		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS))
 			TH_LOG("malformed Reply case %d", k);
-		EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[0]));
-		EXPECT_EQ(ECONNABORTED, mt_so_error(self->fds[0]));
-		EXPECT_EQ(-1, mt_readn(self->fds[1], &c, 1, RAW_TMO_MS));
+		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[0]));
+		EXPECT_EQ(ECONNABORTED, iw_so_error(self->fds[0]));
+		EXPECT_EQ(-1, iw_readn(self->fds[1], &c, 1, RAW_TMO_MS));
 		EXPECT_EQ(ECONNRESET, errno);
 		EXPECT_EQ(-1, send(self->fds[0], "x", 1, 0));
 		close(self->fds[0]);
@@ -227,19 +224,19 @@ TEST_F(hostile, malformed_request)
 		__u8 req[20];
 		char c;
 
-		ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-		ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 		/* k 1: Rev 3, a revision nobody speaks */
 		mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 3 : 1, NULL, 0);
 		if (k == 0)
 			req[0] = 'm';
-		ASSERT_EQ(0, mt_writen(self->fds[0], req, 20));
-		ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
-		EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+		ASSERT_EQ(0, iw_writen(self->fds[0], req, 20));
+		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
 		EXPECT_EQ(-1, mt_recv(self->fds[1], &c, 1, 0, NULL));
 		EXPECT_EQ(ECONNABORTED, errno);
-		EXPECT_EQ(-1, mt_readn(self->fds[0], &c, 1, RAW_TMO_MS));
+		EXPECT_EQ(-1, iw_readn(self->fds[0], &c, 1, RAW_TMO_MS));
 		EXPECT_EQ(ECONNRESET, errno);
 		close(self->fds[0]);
 		close(self->fds[1]);
@@ -262,13 +259,13 @@ TEST_F(hostile, fin_inside_an_fpdu)
 		n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true, ubuf, 300);
 		/* the first FPDU whole, the second cut */
 		n = cut[k] < 0 ? n - 1 : n / 2 + cut[k];
-		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 		ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
 		EXPECT_EQ(300, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 		EXPECT_EQ(ECONNRESET, errno);
-		EXPECT_EQ(MPA_ERR_TCP_CLOSED, mt_error(self->fds[0]));
-		EXPECT_EQ(0, mt_info(self->fds[0]).flags & MPA_I_PEER_FIN);
+		EXPECT_EQ(MPA_ERR_TCP_CLOSED, iw_mpa_error(self->fds[0]));
+		EXPECT_EQ(0, iw_mpa_info_of(self->fds[0]).flags & MPA_I_PEER_FIN);
 		close(self->fds[0]);
 		close(self->fds[1]);
 		self->fds[0] = -1;
@@ -292,7 +289,7 @@ TEST_F(hostile, fin_on_an_fpdu_boundary)
 		n += w;
 		pos += w;
 	}
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 	ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
 	usleep(50000);
 	for (i = 1; i <= 3; i++) {
@@ -301,13 +298,13 @@ TEST_F(hostile, fin_on_an_fpdu_boundary)
 	}
 	EXPECT_EQ(0, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
 	EXPECT_EQ(0, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
-	EXPECT_EQ(MPA_I_PEER_FIN, mt_info(self->fds[0]).flags & MPA_I_PEER_FIN);
-	EXPECT_EQ(0, mt_error(self->fds[0]));
-	EXPECT_EQ(3, mt_stats(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(MPA_I_PEER_FIN, iw_mpa_info_of(self->fds[0]).flags & MPA_I_PEER_FIN);
+	EXPECT_EQ(0, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(3, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 	/* half-closed only: the module still sends */
 	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
-	EXPECT_EQ(0, mt_readn(self->fds[1], &c, 1, RAW_TMO_MS));
+	EXPECT_EQ(0, iw_readn(self->fds[1], &c, 1, RAW_TMO_MS));
 }
 
 /* the largest ULPDU into a socket with a 4 KiB receive buffer */
@@ -322,13 +319,13 @@ TEST_F(hostile, ulpdu_65535_small_rcvbuf)
 	mt_fill(ubuf, 65535, 6);
 	n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 65535);
 	ASSERT_GE(n, 65535 + 6);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 	ASSERT_EQ(65535, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, ubuf, 65535));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
 	/* and another one right after it */
 	n = mt_enc(wbuf, sizeof(wbuf), n, variant->markers, true, ubuf + 1, 65535);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
 	ASSERT_EQ(65535, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
 	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1, 65535));
 }
@@ -340,25 +337,25 @@ TEST_F(hostile, garbage_after_reject)
 	socklen_t len = sizeof(got);
 	size_t n;
 
-	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR,
-			      variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(20, mt_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR,
+				  variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(20, iw_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
 	n = mt_frame(wbuf, 0, MPA_FLAG_C | MPA_FLAG_R, 1, "nope", 4);
 	mt_fill(wbuf + n, 3000, 7);
 	memcpy(wbuf + n + 100, "MPA ID Rep Frame", 16);
-	ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, n + 3000));
-	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
-	EXPECT_EQ(MPA_I_REJECTED, mt_info(self->fds[0]).flags);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n + 3000));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	EXPECT_EQ(MPA_I_REJECTED, iw_mpa_info_of(self->fds[0]).flags);
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
 	EXPECT_EQ(4, len);
 	EXPECT_EQ(0, memcmp(got, "nope", 4));
-	ASSERT_EQ(3000, mt_readn(self->fds[0], rbuf, 3000, RAW_TMO_MS));
+	ASSERT_EQ(3000, iw_readn(self->fds[0], rbuf, 3000, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(rbuf, wbuf + n, 3000));
 	/* and plain TCP out */
 	ASSERT_EQ(5, send(self->fds[0], "plain", 5, 0));
-	ASSERT_EQ(5, mt_readn(self->fds[1], got, 5, RAW_TMO_MS));
+	ASSERT_EQ(5, iw_readn(self->fds[1], got, 5, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(got, "plain", 5));
 }
 
@@ -369,28 +366,28 @@ TEST_F(hostile, close_mid_startup)
 	ssize_t r;
 	char c;
 
-	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_writen(self->fds[1], rep, mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0) - 7));
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_writen(self->fds[1], rep, mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0) - 7));
 	usleep(20000);
 	close(self->fds[0]);
 	self->fds[0] = -1;
-	ASSERT_EQ(20, mt_readn(self->fds[1], rep, 20, RAW_TMO_MS));
+	ASSERT_EQ(20, iw_readn(self->fds[1], rep, 20, RAW_TMO_MS));
 	/* FIN, or a reset because of the unread Reply octets */
-	r = mt_readn(self->fds[1], &c, 1, RAW_TMO_MS);
+	r = iw_readn(self->fds[1], &c, 1, RAW_TMO_MS);
 	EXPECT_TRUE(r == 0 || (r == -1 && errno == ECONNRESET));
 }
 
 TEST_F(hostile, close_responder_waiting)
 {
-	ASSERT_EQ(0, mt_pair_rcvbuf(variant->family, self->fds, 0));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, "lsm", 3));
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, "lsm", 3));
 	close(self->fds[1]);
 	self->fds[1] = -1;
-	ASSERT_EQ(3, mt_readn(self->fds[0], wbuf, 3, RAW_TMO_MS));
-	EXPECT_EQ(0, mt_readn(self->fds[0], wbuf, 1, RAW_TMO_MS));
+	ASSERT_EQ(3, iw_readn(self->fds[0], wbuf, 3, RAW_TMO_MS));
+	EXPECT_EQ(0, iw_readn(self->fds[0], wbuf, 1, RAW_TMO_MS));
 }
 
 TEST_F(hostile, close_mid_fpdu_and_with_data_queued)
@@ -407,7 +404,7 @@ TEST_F(hostile, close_mid_fpdu_and_with_data_queued)
 			n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true,
 				    ubuf, 5000);
 		/* k 0: half an FPDU; 1: a ULPDU ready and more in TCP; 2: + unsent FPDUs */
-		ASSERT_EQ(0, mt_writen(self->fds[1], wbuf, k ? n - 10 : n / 8));
+		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, k ? n - 10 : n / 8));
 		if (k == 2) {
 			for (i = 0; i < 200; i++)
 				if (send(self->fds[0], ubuf, 5000, MSG_DONTWAIT) != 5000)

@@ -138,7 +138,7 @@ static int exchange(int fds[2], int len, bool mpa, __u32 seed)
 		if (send(s, buf, len, 0) != len)
 			return -1;
 		if (mpa ? mt_recv(r, got, sizeof(got), 0, NULL) != len :
-			  mt_readn(r, got, len, RAW_TMO_MS) != len)
+			  iw_readn(r, got, len, RAW_TMO_MS) != len)
 			return -1;
 		if (memcmp(buf, got, len))
 			return -1;
@@ -183,7 +183,7 @@ TEST_F_TIMEOUT(mem, idle_connection_cost, 600)
 	ASSERT_NE(NULL, mpa);
 
 	/* the MULPDU of a loopback MPA connection sets the large size */
-	ASSERT_EQ(0, mt_full_pair(AF_INET, mpa[0], 0, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, mpa[0], 0, 0, RAW_TMO_MS));
 	len = sizeof(mulpdu);
 	ASSERT_EQ(0, getsockopt(mpa[0][0], SOL_MPA, MPA_MULPDU, &mulpdu, &len));
 	ASSERT_GE(mulpdu, 128);
@@ -192,13 +192,13 @@ TEST_F_TIMEOUT(mem, idle_connection_cost, 600)
 
 	measure(&m0);
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, mpa_test_pair(AF_INET, tcp[i]));
+		ASSERT_EQ(0, iw_loopback_pair(AF_INET, tcp[i]));
 		ASSERT_EQ(0, exchange(tcp[i], SMALL, false, i));
 		ASSERT_EQ(0, exchange(tcp[i], mulpdu, false, i));
 	}
 	measure(&m1);
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, mt_full_pair(AF_INET, mpa[i], 0, 0));
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, mpa[i], 0, 0, RAW_TMO_MS));
 		ASSERT_EQ(0, exchange(mpa[i], SMALL, true, i));
 		ASSERT_EQ(0, exchange(mpa[i], mulpdu, true, i));
 	}

@@ -41,19 +41,9 @@ static int unload(void)
 
 static int load_one(const char *name, const char *env)
 {
-	const char *ko = getenv(env);
-	int fd, ret;
-
 	if (module_loaded(name) == 1)
 		return 0;
-	if (!ko)
-		return -1;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
+	return mt_load_module(env);
 }
 
 static int load(void)
@@ -84,8 +74,8 @@ TEST(socket_pins_module)
 	int fds[2];
 
 	ASSERT_EQ(0, load());
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 
 	EXPECT_EQ(-1, unload());
 	EXPECT_EQ(EWOULDBLOCK, errno);
@@ -106,9 +96,9 @@ TEST(graceful_close_releases_module)
 	char c;
 
 	ASSERT_EQ(0, load());
-	ASSERT_EQ(0, mpa_test_pair(AF_INET6, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET6, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, shutdown(fds[0], SHUT_WR));
 	ASSERT_EQ(0, read(fds[1], &c, 1));
 	close(fds[1]);
@@ -127,8 +117,8 @@ TEST(tcp_ulp_autoloads_installed_module)
 	ASSERT_EQ(0, unload_wait());
 	ASSERT_EQ(0, module_loaded("mpa"));
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	EXPECT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	EXPECT_EQ(0, iw_mpa_attach(fds[0]));
 	EXPECT_EQ(1, module_loaded("mpa"));
 	close(fds[0]);
 	close(fds[1]);

@@ -228,19 +228,19 @@ static void *starter(void *arg)
 	pause_rnd(w, 100);
 	if (CALL(r, OP_START, mpa_start_role(fd_of(S0), MPA_ROLE_INITIATOR)))
 		return NULL;
-	end = ddp_now_ms() + STARTUP_WAIT_MS;
+	end = iw_now_ms() + STARTUP_WAIT_MS;
 	do {
 		st = info_state(r, fd_of(S1));
 		if (st != MPA_S_REQ_WAIT)
 			break;
 		usleep(100);
-	} while (ddp_now_ms() < end);
+	} while (iw_now_ms() < end);
 	if (st != MPA_S_REQ_RCVD)
 		return NULL;
 	pause_rnd(w, 100);
 	if (CALL(r, OP_ACCEPT, setsockopt(fd_of(S1), SOL_MPA, MPA_ACCEPT, "", 0)))
 		return NULL;
-	end = ddp_now_ms() + STARTUP_WAIT_MS;
+	end = iw_now_ms() + STARTUP_WAIT_MS;
 	do {
 		st = info_state(r, fd_of(S0));
 		if (st == MPA_S_FULL) {
@@ -250,7 +250,7 @@ static void *starter(void *arg)
 		if (st != MPA_S_REQ_SENT)
 			break;
 		usleep(100);
-	} while (ddp_now_ms() < end);
+	} while (iw_now_ms() < end);
 	return NULL;
 }
 
@@ -299,7 +299,7 @@ static void *closer(void *arg)
  */
 static bool data_more(struct worker *w, long long start, int *n)
 {
-	if (ddp_now_ms() - start > DATA_MS)
+	if (iw_now_ms() - start > DATA_MS)
 		return false;
 	if (!atomic_load(&w->r->round_done))
 		return true;
@@ -380,7 +380,7 @@ static void *poster(void *arg)
 {
 	struct worker *w = arg;
 	struct race *r = w->r;
-	long long start = ddp_now_ms();
+	long long start = iw_now_ms();
 	int n = 2 + rnd(w) % 8;
 
 	while (data_more(w, start, &n)) {
@@ -388,8 +388,8 @@ static void *poster(void *arg)
 		__u32 pg = (v >> 8) % (MEM_LEN / 4096 - 2);
 
 		pause_rnd(w, 1000);
-		CALL(r, OP_POST, ddp_post(fd_of(ST0 + (v & 1)), r->mem + pg * 4096,
-					  4096 + (v >> 24) % 4096, 0, v));
+		CALL(r, OP_POST, iw_ddp_post_recv(fd_of(ST0 + (v & 1)), r->mem + pg * 4096,
+						  4096 + (v >> 24) % 4096, 0, v));
 	}
 	return NULL;
 }
@@ -398,7 +398,7 @@ static void *sender(void *arg)
 {
 	struct worker *w = arg;
 	struct race *r = w->r;
-	long long start = ddp_now_ms();
+	long long start = iw_now_ms();
 	int n = 4 + rnd(w) % 12;
 	static const __u8 rsv[5];
 
@@ -415,18 +415,18 @@ static void *sender(void *arg)
 			break;
 		case 1:
 			/* zero-length tagged: needs no buffer, opens rule 4 */
-			CALL(r, OP_DDP_SEND, ddp_send_tagged(fd_of(ST0 + i), r->src, 0,
-							     0, 0, 0));
+			CALL(r, OP_DDP_SEND, iw_ddp_send_tagged(fd_of(ST0 + i), r->src, 0,
+								0, 0, 0));
 			break;
 		case 2:
-			CALL(r, OP_DDP_SEND, ddp_send_tagged(fd_of(ST0 + i), r->src,
-							     len % 4096,
+			CALL(r, OP_DDP_SEND, iw_ddp_send_tagged(fd_of(ST0 + i), r->src,
+								len % 4096,
 							     atomic_load(&r->stag),
 							     0, 0));
 			break;
 		default:
-			CALL(r, OP_DDP_SEND, ddp_send_untagged(fd_of(ST0 + i), r->src,
-							       len, 0, rsv));
+			CALL(r, OP_DDP_SEND, iw_ddp_send_untagged(fd_of(ST0 + i), r->src,
+								  len, 0, rsv));
 			break;
 		}
 	}
@@ -437,7 +437,7 @@ static void *receiver(void *arg)
 {
 	struct worker *w = arg;
 	struct race *r = w->r;
-	long long start = ddp_now_ms();
+	long long start = iw_now_ms();
 	int n = 8 + rnd(w) % 16;
 	struct ddp_event ev[4];
 	char buf[2048];
@@ -600,7 +600,7 @@ static int round_setup(struct race *r, int lfd, struct sockaddr_storage *a, sock
 	for (i = 0; i < 2; i++) {
 		setsockopt(s[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(s[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		if (mpa_test_set_ulp(s[i]) && !(r->unload && errno == ENOENT))
+		if (iw_mpa_attach(s[i]) && !(r->unload && errno == ENOENT))
 			return -1;
 		if (dup2(s[i], fd_of(S0 + i)) < 0)
 			return -1;
@@ -667,7 +667,7 @@ FIXTURE_SETUP(race)
 	ASSERT_NE(MAP_FAILED, self->r->mem);
 	self->r->src = malloc(SRC_LEN);
 	ASSERT_NE(NULL, self->r->src);
-	ddp_fill(self->r->src, SRC_LEN, 7);
+	dt_fill(self->r->src, SRC_LEN, 7);
 	self->r->ddp = variant->ddp;
 	self->r->unload = variant->unload;
 }
@@ -733,12 +733,12 @@ TEST_F_TIMEOUT(race, run, 7200)
 	fds0 = count_fds();
 	/* ddp.ko holds a reference on mpa.ko */
 	mpa_ref0 = module_refcnt("mpa");
-	lfd = mpa_test_listener(AF_INET, &a, &alen);
+	lfd = iw_loopback_listen(AF_INET, &a, &alen);
 	ASSERT_LE(0, lfd);
 	lck0 = proc_value("/proc/self/status", "VmLck:");
-	t0 = ddp_now_ms();
+	t0 = iw_now_ms();
 	end = t0 + secs * 1000;
-	for (r->round = 0; ddp_now_ms() < end && !atomic_load(&r->bad); r->round++) {
+	for (r->round = 0; iw_now_ms() < end && !atomic_load(&r->bad); r->round++) {
 		ASSERT_EQ(0, round_setup(r, lfd, &a, alen)) TH_LOG("round %u", r->round);
 		for (i = 0; i < nw; i++) {
 			w[i].r = r;
@@ -775,7 +775,7 @@ TEST_F_TIMEOUT(race, run, 7200)
 	for (i = 0; i < NOPS; i++)
 		for (k = 0; k <= MAX_ERRNO; k++)
 			nops += atomic_load(&r->stats[i][k]);
-	ms = ddp_now_ms() - t0 + 1;
+	ms = iw_now_ms() - t0 + 1;
 	printf("# %llu calls in %u rounds in %.1f s: %.0f calls/s, %.1f rounds/s\n",
 	       nops, r->round, ms / 1000.0, nops * 1000.0 / ms, r->round * 1000.0 / ms);
 	printf("# Initiator in full operation in %u rounds, %u DDP events (%u tagged), %u recv\n",
@@ -817,7 +817,7 @@ TEST(send_nosignal_after_shutdown)
 
 	atomic_store(&sigpipes, 0);
 	signal(SIGPIPE, on_pipe);
-	ASSERT_EQ(0, ddp_mpa_connect(fds, AF_INET, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, DDP_TMO_MS));
 	ASSERT_EQ(0, shutdown(fds[0], SHUT_WR));
 	EXPECT_EQ(-1, send(fds[0], "x", 1, MSG_NOSIGNAL));
 	EXPECT_EQ(EPIPE, errno);

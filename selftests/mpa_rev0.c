@@ -17,7 +17,7 @@ static int r0_start(int fd, __u32 role, __u32 flags, __u16 rev)
 {
 	struct mpa_start s = { .role = role, .flags = flags, .rev = rev };
 
-	return setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s));
+	return iw_mpa_start_ex(fd, &s, NULL, NULL);
 }
 
 FIXTURE(pair)
@@ -27,9 +27,9 @@ FIXTURE(pair)
 
 FIXTURE_SETUP(pair)
 {
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
 }
 
 FIXTURE_TEARDOWN(pair)
@@ -46,7 +46,7 @@ static void r0_expect_rdmac(struct __test_metadata *_metadata, int fds[2])
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		struct mpa_info in = mpa_test_info(fds[i]);
+		struct mpa_info in = iw_mpa_info_of(fds[i]);
 
 		EXPECT_EQ(MPA_S_FULL, in.state);
 		EXPECT_EQ(0, in.rev);
@@ -67,7 +67,7 @@ TEST_F(pair, rdmac_initiator_permissive_responder)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(MPA_S_FULL, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	ASSERT_EQ(MPA_S_FULL, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
 	r0_expect_rdmac(_metadata, self->fds);
 }
 
@@ -80,7 +80,7 @@ TEST_F(pair, permissive_initiator_rdmac_responder)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_PERMISSIVE, 1));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(MPA_S_FULL, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	ASSERT_EQ(MPA_S_FULL, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
 	r0_expect_rdmac(_metadata, self->fds);
 }
 
@@ -89,8 +89,8 @@ TEST_F(pair, rdmac_initiator_non_permissive_responder_closes)
 {
 	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, 1));
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(self->fds[1], MPA_S_REQ_WAIT));
-	EXPECT_EQ(MPA_ERR_STARTUP, mpa_test_info(self->fds[1]).error);
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[1], MPA_S_REQ_WAIT, 5000));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[1]).error);
 }
 
 /* Figure 15: a non-permissive Initiator closes on a revision 0 Reply */
@@ -102,8 +102,8 @@ TEST_F(pair, non_permissive_initiator_rdmac_responder_closes)
 	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, 1));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
-	EXPECT_EQ(MPA_ERR_STARTUP, mpa_test_info(self->fds[0]).error);
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[0]).error);
 }
 
 /* An RDMAC end sends Rev 0 with M and C set (C.2.4), even if asked for less */
@@ -116,10 +116,10 @@ TEST(rdmac_request_bytes)
 	__u8 got[sizeof(want)];
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	ASSERT_EQ(0, r0_start(fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
-	ASSERT_EQ(0, mpa_test_read_all(fds[1], got, sizeof(got)));
+	ASSERT_EQ(sizeof(got), iw_readn(fds[1], got, sizeof(got), 5000));
 	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
 	close(fds[0]);
 	close(fds[1]);
@@ -134,11 +134,11 @@ TEST(rdmac_request_without_markers_is_error_4)
 	};
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, r0_start(fds[1], MPA_ROLE_RESPONDER, MPA_F_PERMISSIVE, 1));
 	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(fds[1], MPA_S_REQ_WAIT));
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(fds[1], MPA_S_REQ_WAIT, 5000));
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -147,8 +147,8 @@ TEST(rdmac_refuses_no_crc)
 {
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	EXPECT_EQ(-1, r0_start(fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, MPA_REV_RDMAC));
 	EXPECT_EQ(EINVAL, errno);
 	close(fds[0]);

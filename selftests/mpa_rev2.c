@@ -21,22 +21,16 @@ struct v2_start {
 
 static int v2_start(int fd, const struct v2_start *a)
 {
-	__u16 pd_len = a->pd ? strlen(a->pd) : 0;
-	struct mpa_start *s = calloc(1, sizeof(*s) + pd_len);
-	int ret;
+	struct mpa_start s = {
+		.role = a->role,
+		.flags = a->flags,
+		.rev = a->rev,
+		.ird = a->ird,
+		.ord = a->ord,
+		.pd_len = a->pd ? strlen(a->pd) : 0,
+	};
 
-	if (!s)
-		return -1;
-	s->role = a->role;
-	s->flags = a->flags;
-	s->rev = a->rev;
-	s->ird = a->ird;
-	s->ord = a->ord;
-	s->pd_len = pd_len;
-	memcpy(s->data, a->pd, pd_len);
-	ret = setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + pd_len);
-	free(s);
-	return ret;
+	return iw_mpa_start_ex(fd, &s, a->pd, NULL);
 }
 
 FIXTURE(pair)
@@ -46,9 +40,9 @@ FIXTURE(pair)
 
 FIXTURE_SETUP(pair)
 {
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
 }
 
 FIXTURE_TEARDOWN(pair)
@@ -66,13 +60,13 @@ static int v2_connect(int fds[2], const struct v2_start *ini, const struct v2_st
 
 	if (v2_start(fds[1], rsp) || v2_start(fds[0], ini))
 		return -100;
-	if (poll(&p, 1, 5000) != 1 || mpa_test_info(fds[1]).state != MPA_S_REQ_RCVD)
+	if (poll(&p, 1, 5000) != 1 || iw_mpa_info_of(fds[1]).state != MPA_S_REQ_RCVD)
 		return -101;
 	ret = setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, reply_pd,
 			 reply_pd ? strlen(reply_pd) : 0);
 	if (ret)
 		return ret;
-	return mpa_test_wait_state(fds[0], MPA_S_REQ_SENT) == MPA_S_FULL ? 0 : -102;
+	return iw_mpa_wait_change(fds[0], MPA_S_REQ_SENT, 5000) == MPA_S_FULL ? 0 : -102;
 }
 
 TEST_F(pair, ird_ord_swap_and_lower)
@@ -84,8 +78,8 @@ TEST_F(pair, ird_ord_swap_and_lower)
 	struct mpa_info i, r;
 
 	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, "world"));
-	i = mpa_test_info(self->fds[0]);
-	r = mpa_test_info(self->fds[1]);
+	i = iw_mpa_info_of(self->fds[0]);
+	r = iw_mpa_info_of(self->fds[1]);
 	EXPECT_EQ(2, i.rev);
 	EXPECT_EQ(2, r.rev);
 	/* Reply IRD = min(16, Request ORD 8), Reply ORD = min(2, Request IRD 4) */
@@ -123,8 +117,8 @@ TEST_F(pair, p2p_agrees_on_one_rtr_type)
 	struct mpa_info i, r;
 
 	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
-	i = mpa_test_info(self->fds[0]);
-	r = mpa_test_info(self->fds[1]);
+	i = iw_mpa_info_of(self->fds[0]);
+	r = iw_mpa_info_of(self->fds[1]);
 	EXPECT_EQ(MPA_I_P2P, i.flags & MPA_I_P2P);
 	EXPECT_EQ(MPA_I_P2P, r.flags & MPA_I_P2P);
 	EXPECT_EQ(MPA_F_RTR_READ, i.rtr);
@@ -138,10 +132,10 @@ TEST_F(pair, p2p_without_common_rtr_cannot_be_accepted)
 
 	EXPECT_EQ(-1, v2_connect(self->fds, &ini, &rsp, NULL));
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	EXPECT_EQ(MPA_S_REQ_RCVD, mpa_test_info(self->fds[1]).state);
+	EXPECT_EQ(MPA_S_REQ_RCVD, iw_mpa_info_of(self->fds[1]).state);
 	/* the consumer can still reject */
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, "no", 2));
-	EXPECT_EQ(MPA_S_REJECTED, mpa_test_wait_state(self->fds[0], MPA_S_REQ_SENT));
+	EXPECT_EQ(MPA_S_REJECTED, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
 }
 
 TEST_F(pair, revision_2_initiator_falls_back_to_1)
@@ -152,9 +146,9 @@ TEST_F(pair, revision_2_initiator_falls_back_to_1)
 	socklen_t len = sizeof(pd);
 
 	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
-	EXPECT_EQ(1, mpa_test_info(self->fds[0]).rev);
-	EXPECT_EQ(1, mpa_test_info(self->fds[1]).rev);
-	EXPECT_EQ(0, mpa_test_info(self->fds[0]).ird);
+	EXPECT_EQ(1, iw_mpa_info_of(self->fds[0]).rev);
+	EXPECT_EQ(1, iw_mpa_info_of(self->fds[1]).rev);
+	EXPECT_EQ(0, iw_mpa_info_of(self->fds[0]).ird);
 	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, pd, &len));
 	EXPECT_EQ(2, len);
 	EXPECT_EQ(0, memcmp(pd, "pd", 2));
@@ -166,8 +160,8 @@ TEST_F(pair, revision_1_initiator_with_revision_2_responder)
 	struct v2_start rsp = { MPA_ROLE_RESPONDER, 0, 2, 5, 5, NULL };
 
 	ASSERT_EQ(0, v2_connect(self->fds, &ini, &rsp, NULL));
-	EXPECT_EQ(1, mpa_test_info(self->fds[0]).rev);
-	EXPECT_EQ(1, mpa_test_info(self->fds[1]).rev);
+	EXPECT_EQ(1, iw_mpa_info_of(self->fds[0]).rev);
+	EXPECT_EQ(1, iw_mpa_info_of(self->fds[1]).rev);
 }
 
 TEST_F(pair, revision_1_refuses_revision_2_options)
@@ -200,10 +194,10 @@ TEST(request_bytes_on_the_wire)
 	int fds[2];
 	size_t i;
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	ASSERT_EQ(0, v2_start(fds[0], &ini));
-	ASSERT_EQ(0, mpa_test_read_all(fds[1], got, sizeof(got)));
+	ASSERT_EQ(sizeof(got), iw_readn(fds[1], got, sizeof(got), 5000));
 	for (i = 0; i < sizeof(want); i++)
 		if (want[i] != got[i])
 			TH_LOG("octet %zu: want %02x, got %02x", i, want[i], got[i]);
@@ -227,12 +221,12 @@ TEST(reply_with_two_rtr_types_is_error_4)
 	socklen_t len = sizeof(code);
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	ASSERT_EQ(0, v2_start(fds[0], &ini));
-	ASSERT_EQ(0, mpa_test_read_all(fds[1], req, sizeof(req)));
+	ASSERT_EQ(sizeof(req), iw_readn(fds[1], req, sizeof(req), 5000));
 	ASSERT_EQ(sizeof(reply), write(fds[1], reply, sizeof(reply)));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(fds[0], MPA_S_REQ_SENT));
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(fds[0], MPA_S_REQ_SENT, 5000));
 	ASSERT_EQ(0, getsockopt(fds[0], SOL_MPA, MPA_ERROR, &code, &len));
 	EXPECT_EQ(MPA_ERR_STARTUP, code);
 	close(fds[0]);
@@ -251,12 +245,12 @@ TEST(reply_without_enhanced_flag_is_error_4)
 	__u8 req[24];
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	ASSERT_EQ(0, v2_start(fds[0], &ini));
-	ASSERT_EQ(0, mpa_test_read_all(fds[1], req, sizeof(req)));
+	ASSERT_EQ(sizeof(req), iw_readn(fds[1], req, sizeof(req), 5000));
 	ASSERT_EQ(sizeof(reply), write(fds[1], reply, sizeof(reply)));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(fds[0], MPA_S_REQ_SENT));
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(fds[0], MPA_S_REQ_SENT, 5000));
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -277,18 +271,18 @@ TEST(siw_style_request_is_accepted)
 	__u8 got[sizeof(want)];
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, v2_start(fds[1], &rsp));
 	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
 	p = (struct pollfd){ .fd = fds[1], .events = POLLIN };
 	ASSERT_EQ(1, poll(&p, 1, 5000));
-	EXPECT_EQ(1, mpa_test_info(fds[1]).peer_ird);
-	EXPECT_EQ(0, mpa_test_info(fds[1]).peer_pd_len);
+	EXPECT_EQ(1, iw_mpa_info_of(fds[1]).peer_ird);
+	EXPECT_EQ(0, iw_mpa_info_of(fds[1]).peer_pd_len);
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(0, mpa_test_read_all(fds[0], got, sizeof(got)));
+	ASSERT_EQ(sizeof(got), iw_readn(fds[0], got, sizeof(got), 5000));
 	EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
-	EXPECT_EQ(2, mpa_test_info(fds[1]).rev);
+	EXPECT_EQ(2, iw_mpa_info_of(fds[1]).rev);
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -305,11 +299,11 @@ TEST(request_without_enhanced_data_is_error_4)
 	socklen_t len = sizeof(code);
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, v2_start(fds[1], &rsp));
 	ASSERT_EQ(sizeof(req), write(fds[0], req, sizeof(req)));
-	EXPECT_EQ(MPA_S_ERROR, mpa_test_wait_state(fds[1], MPA_S_REQ_WAIT));
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(fds[1], MPA_S_REQ_WAIT, 5000));
 	ASSERT_EQ(0, getsockopt(fds[1], SOL_MPA, MPA_ERROR, &code, &len));
 	EXPECT_EQ(MPA_ERR_STARTUP, code);
 	close(fds[0]);

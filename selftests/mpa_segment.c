@@ -148,10 +148,10 @@ static int send_cut(int fd, const __u8 *w, size_t len, size_t cut)
 	int one = 1;
 
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    mt_writen(fd, w, cut))
+	    iw_writen(fd, w, cut))
 		return -1;
 	usleep(500);
-	return mt_writen(fd, w + cut, len - cut);
+	return iw_writen(fd, w + cut, len - cut);
 }
 
 enum seg_end {
@@ -182,16 +182,16 @@ static int expect_ulpdus(struct _test_data_seg *self, int fd, int n, enum seg_en
 		break;
 	case END_FIN:
 		if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != 0 ||
-		    !(mt_info(fd).flags & MPA_I_PEER_FIN))
+		    !(iw_mpa_info_of(fd).flags & MPA_I_PEER_FIN))
 			return -5;
 		break;
 	case END_ERR1:
 		if (mt_recv(fd, buf, sizeof(buf), 0, &fl) != -1 || errno != ECONNRESET ||
-		    mt_error(fd) != MPA_ERR_TCP_CLOSED)
+		    iw_mpa_error(fd) != MPA_ERR_TCP_CLOSED)
 			return -6;
-		return mt_stats(fd).rx_fpdus == n ? 0 : -7;
+		return iw_mpa_stats_of(fd).rx_fpdus == n ? 0 : -7;
 	}
-	if (mt_stats(fd).rx_fpdus != n || mt_error(fd) != 0)
+	if (iw_mpa_stats_of(fd).rx_fpdus != n || iw_mpa_error(fd) != 0)
 		return -8;
 	return 0;
 }
@@ -208,26 +208,26 @@ static int run_cut(struct _test_data_seg *self, const struct _fixture_variant_se
 	enum seg_end end = END_OPEN;
 	__u8 frame[64];
 
-	if (mpa_test_pair(AF_INET, fds))
+	if (iw_loopback_pair(AF_INET, fds))
 		return -11;
 	mod = fds[mod_initiator ? 0 : 1];
 	raw = fds[mod_initiator ? 1 : 0];
-	if (mpa_test_set_ulp(mod) ||
+	if (iw_mpa_attach(mod) ||
 	    mod_start(mod, mod_initiator ? MPA_ROLE_INITIATOR : MPA_ROLE_RESPONDER, variant))
 		goto out;
 	/* the module Initiator's Request comes first */
-	if (mod_initiator && mt_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len)
+	if (mod_initiator && iw_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len)
 		goto out;
 	if (fin) {
-		if (mt_writen(raw, self->wire, cut) || shutdown(raw, SHUT_WR))
+		if (iw_writen(raw, self->wire, cut) || shutdown(raw, SHUT_WR))
 			goto out;
 	} else if (send_cut(raw, self->wire, self->len, cut)) {
 		goto out;
 	}
 	if (!mod_initiator &&
-	    (mt_wait_state(mod, MPA_S_REQ_RCVD, RAW_TMO_MS) ||
+	    (iw_mpa_wait_state(mod, MPA_S_REQ_RCVD, RAW_TMO_MS) ||
 	     setsockopt(mod, SOL_MPA, MPA_ACCEPT, "", 0) ||
-	     mt_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len ||
+	     iw_readn(raw, frame, self->hdr_len, RAW_TMO_MS) != self->hdr_len ||
 	     memcmp(frame, "MPA ID Rep Frame", 16)))
 		goto out;
 	n = 2;
@@ -250,16 +250,16 @@ TEST_F(seg, reply_plus_one_octet)
 	int fds[2], fl;
 
 	build(self, variant, false);
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
 	ASSERT_EQ(0, mod_start(fds[0], MPA_ROLE_INITIATOR, variant));
-	ASSERT_EQ(self->hdr_len, mt_readn(fds[1], frame, self->hdr_len, RAW_TMO_MS));
-	ASSERT_EQ(0, mt_writen(fds[1], self->wire, self->hdr_len + 1));
-	ASSERT_EQ(0, mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS));
+	ASSERT_EQ(self->hdr_len, iw_readn(fds[1], frame, self->hdr_len, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_writen(fds[1], self->wire, self->hdr_len + 1));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS));
 	EXPECT_EQ(-1, mt_recv(fds[0], frame, sizeof(frame), MSG_DONTWAIT, &fl));
 	EXPECT_EQ(EAGAIN, errno);
 	/* the rest completes both FPDUs */
-	ASSERT_EQ(0, mt_writen(fds[1], self->wire + self->hdr_len + 1,
+	ASSERT_EQ(0, iw_writen(fds[1], self->wire + self->hdr_len + 1,
 			       self->len - self->hdr_len - 1));
 	EXPECT_EQ(0, expect_ulpdus(self, fds[0], 2, END_OPEN));
 	close(fds[0]);

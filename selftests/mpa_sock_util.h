@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers of the MPA socket API selftests that also use the pure
- * protocol code (mpa_proto.c) to build and check wire images: startup,
- * state and counters, raw TCP peers, FPDU encoding.
+ * protocol code (mpa_proto.c) to build and check wire images: raw TCP
+ * peers, frames, FPDU encoding. Startup, state and counters are
+ * libiwarp's (tools/lib).
  *
  * Include after "mpa_proto.h", <linux/mpa.h>, "kselftest_harness.h"
  * and "mpa_test_util.h".
@@ -11,111 +12,6 @@
 #define _MPA_SOCK_UTIL_H
 
 #define RAW_TMO_MS	5000
-
-static int mt_start(int fd, __u32 role, __u32 flags, const void *pd, __u16 pd_len,
-		    const void *lsm, __u32 lsm_len)
-{
-	size_t len = sizeof(struct mpa_start) + pd_len + lsm_len;
-	struct mpa_start *s = calloc(1, len);
-	int ret;
-
-	if (!s)
-		return -1;
-	s->role = role;
-	s->flags = flags;
-	s->pd_len = pd_len;
-	s->lsm_len = lsm_len;
-	if (pd_len)
-		memcpy(s->data, pd, pd_len);
-	if (lsm_len)
-		memcpy(s->data + pd_len, lsm, lsm_len);
-	ret = setsockopt(fd, SOL_MPA, MPA_START, s, len);
-	free(s);
-	return ret;
-}
-
-static struct mpa_info mt_info(int fd)
-{
-	struct mpa_info i;
-	socklen_t len = sizeof(i);
-
-	memset(&i, 0xff, sizeof(i));
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, &i, &len))
-		i.state = 0xdead;
-	return i;
-}
-
-static __u32 mt_error(int fd)
-{
-	socklen_t len = sizeof(__u32);
-	__u32 v = 0xdead;
-
-	getsockopt(fd, SOL_MPA, MPA_ERROR, &v, &len);
-	return v;
-}
-
-static int mt_so_error(int fd)
-{
-	socklen_t len = sizeof(int);
-	int v = -1;
-
-	getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
-	return v;
-}
-
-static struct mpa_stats mt_stats(int fd)
-{
-	struct mpa_stats s;
-	socklen_t len = sizeof(s);
-
-	memset(&s, 0xff, sizeof(s));
-	getsockopt(fd, SOL_MPA, MPA_STATS, &s, &len);
-	return s;
-}
-
-/* Wait until MPA_INFO shows @state; 0 when reached, -1 after @ms. */
-static int mt_wait_state(int fd, __u32 state, int ms)
-{
-	for (; ms > 0; ms -= 2) {
-		if (mt_info(fd).state == state)
-			return 0;
-		usleep(2000);
-	}
-	return mt_info(fd).state == state ? 0 : -1;
-}
-
-/* Read exactly @n octets (less on EOF, error or after @ms without data). */
-static ssize_t mt_readn(int fd, void *buf, size_t n, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	size_t got = 0;
-	ssize_t r;
-
-	while (got < n) {
-		if (poll(&p, 1, ms) != 1)
-			break;
-		r = read(fd, (char *)buf + got, n - got);
-		if (r <= 0)
-			return got ? (ssize_t)got : r;
-		got += r;
-	}
-	return got;
-}
-
-static int mt_writen(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, p, n);
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= w;
-	}
-	return 0;
-}
 
 /* Write one octet per TCP segment. */
 static int mt_dribble(int fd, const void *buf, size_t n)
@@ -180,42 +76,6 @@ static int mt_enc(__u8 *out, __u32 size, __u32 pos, bool markers, bool crc,
 	return mpa_fpdu_encode(out, size, pos, markers, crc, len, mt_copy, &s);
 }
 
-/* Pair with SO_RCVBUF set on the connecting end before connect (0: default). */
-static int mt_pair_rcvbuf(int family, int fds[2], int rcvbuf)
-{
-	struct sockaddr_storage addr;
-	socklen_t alen;
-	int lfd;
-
-	lfd = mpa_test_listener(family, &addr, &alen);
-	if (lfd < 0)
-		return -1;
-	fds[0] = socket(family, SOCK_STREAM, 0);
-	if (fds[0] < 0 ||
-	    (rcvbuf && setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
-	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
-		close(lfd);
-		return -1;
-	}
-	fds[1] = accept(lfd, NULL, NULL);
-	close(lfd);
-	return fds[1] < 0 ? -1 : 0;
-}
-
-/* Module Initiator fds[0], module Responder fds[1], both in full operation. */
-static int mt_full_pair(int family, int fds[2], __u32 iflags, __u32 rflags)
-{
-	if (mpa_test_pair(family, fds) || mpa_test_set_ulp(fds[0]) ||
-	    mpa_test_set_ulp(fds[1]) ||
-	    mt_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
-	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
-	    mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS) ||
-	    setsockopt(fds[1], SOL_MPA, MPA_ACCEPT, "", 0) ||
-	    mt_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS))
-		return -1;
-	return 0;
-}
-
 /*
  * Module Initiator fds[0] (MPA_START @iflags), raw Responder fds[1]: reads
  * the Request, answers with a Reply with @rep_flags (MPA_FLAG_*).
@@ -225,15 +85,15 @@ static int mt_raw_responder(int family, int fds[2], __u32 iflags, __u8 rep_flags
 {
 	__u8 req[20], rep[20];
 
-	if (mt_pair_rcvbuf(family, fds, rcvbuf) || mpa_test_set_ulp(fds[0]) ||
-	    mt_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
-	    mt_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
+	if (iw_loopback_pair_rcvbuf(family, fds, rcvbuf) || iw_mpa_attach(fds[0]) ||
+	    iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    iw_readn(fds[1], req, 20, RAW_TMO_MS) != 20 ||
 	    memcmp(req, "MPA ID Req Frame", 16))
 		return -1;
 	mt_frame(rep, 0, rep_flags, 1, NULL, 0);
-	if (mt_writen(fds[1], rep, 20) ||
-	    mt_wait_state(fds[0], (rep_flags & MPA_FLAG_R) ? MPA_S_REJECTED : MPA_S_FULL,
-			  RAW_TMO_MS))
+	if (iw_writen(fds[1], rep, 20) ||
+	    iw_mpa_wait_state(fds[0], (rep_flags & MPA_FLAG_R) ? MPA_S_REJECTED : MPA_S_FULL,
+			      RAW_TMO_MS))
 		return -1;
 	return 0;
 }

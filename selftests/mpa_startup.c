@@ -51,18 +51,7 @@ FIXTURE_SETUP(startup)
 
 FIXTURE_TEARDOWN(startup)
 {
-	if (self->fds[0] >= 0)
-		close(self->fds[0]);
-	if (self->fds[1] >= 0)
-		close(self->fds[1]);
-}
-
-static void close_pair(int fds[2])
-{
-	close(fds[0]);
-	close(fds[1]);
-	fds[0] = -1;
-	fds[1] = -1;
+	iw_close_pair(self->fds);
 }
 
 /* one ULPDU each way, byte-exact, as a sanity check of the negotiation */
@@ -81,74 +70,477 @@ static int ping_pong(int fds[2])
 	return 0;
 }
 
-TEST_F(startup, markers_all_combinations)
+/*
+ * Every combination of what the two ends ask for: markers (M), CRC (C),
+ * revision 1 or 2 (RFC 6581), over IPv4 and IPv6. Each end receives
+ * markers iff it asked for them; CRCs are off only if both ends asked.
+ */
+FIXTURE(negotiate)
 {
-	int im, rm;
+	int fds[2];
+	int old_no_crc;
+};
 
-	for (im = 0; im < 2; im++) {
-		for (rm = 0; rm < 2; rm++) {
-			struct mpa_info ii, ri;
+FIXTURE_VARIANT(negotiate)
+{
+	int family;
+	__u16 rev;
+	__u32 iflags;
+	__u32 rflags;
+};
 
-			ASSERT_EQ(0, mt_full_pair(variant->family, self->fds,
-						  im ? MPA_F_MARKERS : 0, rm ? MPA_F_MARKERS : 0));
-			ii = mt_info(self->fds[0]);
-			ri = mt_info(self->fds[1]);
-			EXPECT_EQ(MPA_S_FULL, ii.state);
-			EXPECT_EQ(MPA_S_FULL, ri.state);
-			EXPECT_EQ(MPA_ROLE_INITIATOR, ii.role);
-			EXPECT_EQ(MPA_ROLE_RESPONDER, ri.role);
-			EXPECT_EQ(1, ii.rev);
-			EXPECT_EQ(1, ri.rev);
-			EXPECT_EQ(0, ii.error);
-			/* the Initiator receives markers iff it asked (M in the Request) */
-			EXPECT_EQ((im ? MPA_I_MARKERS_RX : 0) | (rm ? MPA_I_MARKERS_TX : 0) |
-				  MPA_I_CRC, ii.flags);
-			EXPECT_EQ((rm ? MPA_I_MARKERS_RX : 0) | (im ? MPA_I_MARKERS_TX : 0) |
-				  MPA_I_CRC, ri.flags);
-			EXPECT_EQ(0, ping_pong(self->fds));
-			close_pair(self->fds);
-		}
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 1,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rcrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
+};
+
+FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rnocrc)
+{
+	.family = AF_INET6, .rev = 2,
+	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
+};
+
+FIXTURE_SETUP(negotiate)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	self->old_no_crc = -1;
+	if ((variant->iflags | variant->rflags) & MPA_F_NO_CRC) {
+		self->old_no_crc = mt_allow_no_crc(1);
+		if (self->old_no_crc < 0)
+			SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
 	}
 }
 
-TEST_F(startup, crc_all_combinations)
+FIXTURE_TEARDOWN(negotiate)
 {
-	int ic, rc, old;
+	iw_close_pair(self->fds);
+	if (self->old_no_crc >= 0)
+		mt_allow_no_crc(self->old_no_crc);
+}
 
-	old = mt_allow_no_crc(1);
-	if (old < 0)
-		SKIP(return, "no /sys/module/mpa/parameters/allow_no_crc");
-	for (ic = 0; ic < 2; ic++) {
-		for (rc = 0; rc < 2; rc++) {
-			__u32 want = (ic && rc) ? 0 : MPA_I_CRC;
+TEST_F(negotiate, full_operation)
+{
+	struct mpa_start is = { .role = MPA_ROLE_INITIATOR, .flags = variant->iflags,
+				.rev = variant->rev };
+	struct mpa_start rs = { .role = MPA_ROLE_RESPONDER, .flags = variant->rflags,
+				.rev = variant->rev };
+	bool im = variant->iflags & MPA_F_MARKERS, rm = variant->rflags & MPA_F_MARKERS;
+	__u32 crc = (variant->iflags & variant->rflags & MPA_F_NO_CRC) ? 0 : MPA_I_CRC;
+	struct mpa_info ii, ri;
 
-			if (mt_full_pair(variant->family, self->fds,
-					 ic ? MPA_F_NO_CRC : 0, rc ? MPA_F_NO_CRC : 0))
-				break;
-			EXPECT_EQ(want, mt_info(self->fds[0]).flags & MPA_I_CRC);
-			EXPECT_EQ(want, mt_info(self->fds[1]).flags & MPA_I_CRC);
-			EXPECT_EQ(0, ping_pong(self->fds));
-			close_pair(self->fds);
-		}
-	}
-	mt_allow_no_crc(old);
-	ASSERT_EQ(2, ic);
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[1], &rs, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[0], &is, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+	ii = iw_mpa_info_of(self->fds[0]);
+	ri = iw_mpa_info_of(self->fds[1]);
+	EXPECT_EQ(MPA_S_FULL, ii.state);
+	EXPECT_EQ(MPA_S_FULL, ri.state);
+	EXPECT_EQ(MPA_ROLE_INITIATOR, ii.role);
+	EXPECT_EQ(MPA_ROLE_RESPONDER, ri.role);
+	EXPECT_EQ(variant->rev, ii.rev);
+	EXPECT_EQ(variant->rev, ri.rev);
+	EXPECT_EQ(0, ii.error);
+	EXPECT_EQ(0, ri.error);
+	/* the Initiator receives markers iff it asked (M in the Request) */
+	EXPECT_EQ((im ? MPA_I_MARKERS_RX : 0) | (rm ? MPA_I_MARKERS_TX : 0) | crc, ii.flags);
+	EXPECT_EQ((rm ? MPA_I_MARKERS_RX : 0) | (im ? MPA_I_MARKERS_TX : 0) | crc, ri.flags);
+	EXPECT_EQ(0, ping_pong(self->fds));
 }
 
 TEST_F(startup, no_crc_without_admin_is_eperm)
 {
 	int old = mt_allow_no_crc(0);
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, NULL, 0, NULL,
+				   0));
 	EXPECT_EQ(EPERM, errno);
-	EXPECT_EQ(-1, mt_start(self->fds[1], MPA_ROLE_RESPONDER, MPA_F_NO_CRC, NULL, 0, NULL, 0));
+	EXPECT_EQ(-1, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, MPA_F_NO_CRC, NULL, 0, NULL,
+				   0));
 	EXPECT_EQ(EPERM, errno);
 	/* nothing was sent, the sockets are still idle */
-	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[0]).state);
-	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[1]).state);
+	EXPECT_EQ(MPA_S_IDLE, iw_mpa_info_of(self->fds[0]).state);
+	EXPECT_EQ(MPA_S_IDLE, iw_mpa_info_of(self->fds[1]).state);
 	if (old > 0)
 		mt_allow_no_crc(old);
 }
@@ -165,28 +557,28 @@ TEST_F(startup, private_data_lengths)
 	for (i = 0; i < 4; i++) {
 		int n = lens[i];
 
-		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-		ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, ipd, n, NULL, 0));
-		ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
-		EXPECT_EQ(n, mt_info(self->fds[1]).peer_pd_len);
+		ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, ipd, n, NULL, 0));
+		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+		EXPECT_EQ(n, iw_mpa_info_of(self->fds[1]).peer_pd_len);
 		len = sizeof(got);
 		memset(got, 0xee, sizeof(got));
 		ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
 		EXPECT_EQ(n, len);
 		EXPECT_EQ(0, memcmp(got, ipd, n));
 		ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, rpd, n));
-		ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
-		EXPECT_EQ(n, mt_info(self->fds[0]).peer_pd_len);
+		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+		EXPECT_EQ(n, iw_mpa_info_of(self->fds[0]).peer_pd_len);
 		len = sizeof(got);
 		memset(got, 0xee, sizeof(got));
 		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
 		EXPECT_EQ(n, len);
 		EXPECT_EQ(0, memcmp(got, rpd, n));
 		EXPECT_EQ(0, ping_pong(self->fds));
-		close_pair(self->fds);
+		iw_close_pair(self->fds);
 	}
 }
 
@@ -194,20 +586,20 @@ TEST_F(startup, private_data_513_is_einval)
 {
 	__u8 pd[513] = {};
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 513, NULL, 0));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 513, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(MPA_S_IDLE, mt_info(self->fds[0]).state);
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 512, NULL, 0));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	EXPECT_EQ(MPA_S_IDLE, iw_mpa_info_of(self->fds[0]).state);
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 512, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, pd, 513));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, pd, 513));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(MPA_S_REQ_RCVD, mt_info(self->fds[1]).state);
+	EXPECT_EQ(MPA_S_REQ_RCVD, iw_mpa_info_of(self->fds[1]).state);
 }
 
 /* a raw Initiator sends a Request with PD_Length 513: error 4, connection reset */
@@ -216,19 +608,19 @@ TEST_F(startup, raw_request_pd_513_is_error_4)
 	__u8 req[20 + 513] = {};
 	char c;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	mt_frame(req, 1, MPA_FLAG_C, 1, NULL, 0);
 	req[18] = 0x02;
 	req[19] = 0x01;
-	ASSERT_EQ(0, mt_writen(self->fds[0], req, sizeof(req)));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_info(self->fds[1]).error);
-	EXPECT_EQ(ECONNABORTED, mt_so_error(self->fds[1]));
+	ASSERT_EQ(0, iw_writen(self->fds[0], req, sizeof(req)));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[1]).error);
+	EXPECT_EQ(ECONNABORTED, iw_so_error(self->fds[1]));
 	/* the Responder aborted the connection: the raw peer gets a reset */
-	EXPECT_EQ(-1, mt_readn(self->fds[0], &c, 1, RAW_TMO_MS));
+	EXPECT_EQ(-1, iw_readn(self->fds[0], &c, 1, RAW_TMO_MS));
 	EXPECT_EQ(ECONNRESET, errno);
 }
 
@@ -239,17 +631,17 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 	socklen_t len = sizeof(got);
 	struct mpa_info ii;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, ipd,
-			      sizeof(ipd), NULL, 0));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, ipd,
+				  sizeof(ipd), NULL, 0));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_REJECT, rpd, sizeof(rpd)));
-	EXPECT_EQ(MPA_S_REJECTED, mt_info(self->fds[1]).state);
-	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
-	ii = mt_info(self->fds[0]);
+	EXPECT_EQ(MPA_S_REJECTED, iw_mpa_info_of(self->fds[1]).state);
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	ii = iw_mpa_info_of(self->fds[0]);
 	EXPECT_EQ(MPA_I_REJECTED, ii.flags);
 	EXPECT_EQ(0, ii.error);
 	EXPECT_EQ(sizeof(rpd), ii.peer_pd_len);
@@ -263,25 +655,25 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 
 	/* plain TCP both ways, no framing */
 	ASSERT_EQ(11, write(self->fds[0], "hello world", 11));
-	ASSERT_EQ(11, mt_readn(self->fds[1], buf, 11, RAW_TMO_MS));
+	ASSERT_EQ(11, iw_readn(self->fds[1], buf, 11, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "hello world", 11));
 	ASSERT_EQ(3, write(self->fds[1], "bye", 3));
 	ASSERT_EQ(2, write(self->fds[1], "!!", 2));
-	ASSERT_EQ(5, mt_readn(self->fds[0], buf, 5, RAW_TMO_MS));
+	ASSERT_EQ(5, iw_readn(self->fds[0], buf, 5, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "bye!!", 5));
 }
 
 TEST_F(startup, initiator_initiator_is_error_4)
 {
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[0]));
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
 }
 
 static void timeout_check(struct __test_metadata *_metadata, int fd)
@@ -297,25 +689,25 @@ static void timeout_check(struct __test_metadata *_metadata, int fd)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	EXPECT_LE(ms, 5000);
-	EXPECT_EQ(MPA_S_ERROR, mt_info(fd).state);
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(fd));
+	EXPECT_EQ(MPA_S_ERROR, iw_mpa_info_of(fd).state);
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(fd));
 }
 
 TEST_F(startup, responder_responder_times_out)
 {
 	__u32 t0 = 300, t1 = 20000;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
 	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t0, sizeof(t0)));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_TIMEOUT, &t1, sizeof(t1)));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	timeout_check(_metadata, self->fds[0]);
 	/* the other Responder sees the connection go away during its startup */
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
-	EXPECT_EQ(MPA_ERR_STARTUP, mt_error(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
 }
 
 TEST_F(startup, silent_peer_times_out)
@@ -326,19 +718,19 @@ TEST_F(startup, silent_peer_times_out)
 	int role;
 
 	for (role = MPA_ROLE_INITIATOR; role <= MPA_ROLE_RESPONDER; role++) {
-		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
+		ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
 		ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t, sizeof(t)));
 		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &got, &len));
 		EXPECT_EQ(300, got);
-		ASSERT_EQ(0, mt_start(self->fds[0], role, 0, NULL, 0, NULL, 0));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[0], role, 0, NULL, 0, NULL, 0));
 		if (role == MPA_ROLE_INITIATOR)
-			ASSERT_EQ(20, mt_readn(self->fds[1], req, 20, RAW_TMO_MS));
+			ASSERT_EQ(20, iw_readn(self->fds[1], req, 20, RAW_TMO_MS));
 		timeout_check(_metadata, self->fds[0]);
 		/* the connection is aborted */
-		EXPECT_EQ(-1, mt_readn(self->fds[1], req, 1, RAW_TMO_MS));
+		EXPECT_EQ(-1, iw_readn(self->fds[1], req, 1, RAW_TMO_MS));
 		EXPECT_EQ(ECONNRESET, errno);
-		close_pair(self->fds);
+		iw_close_pair(self->fds);
 	}
 }
 
@@ -349,21 +741,21 @@ TEST_F(startup, bytes_before_start_are_kept)
 	size_t n;
 	int len, fl = 0;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
 	mt_fill(ulpdu, sizeof(ulpdu), 3);
 	n = mt_frame(buf, 1, MPA_FLAG_M | MPA_FLAG_C, 1, "pd", 2);
 	/* the Responder did not ask for markers, the Initiator gets them */
 	len = mt_enc(buf + n, sizeof(buf) - n, 0, false, true, ulpdu, sizeof(ulpdu));
 	ASSERT_GT(len, 0);
-	ASSERT_EQ(0, mt_writen(self->fds[0], buf, n + len));
+	ASSERT_EQ(0, iw_writen(self->fds[0], buf, n + len));
 	usleep(50000);
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
-	EXPECT_EQ(2, mt_info(self->fds[1]).peer_pd_len);
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	EXPECT_EQ(2, iw_mpa_info_of(self->fds[1]).peer_pd_len);
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "", 0));
-	EXPECT_EQ(MPA_I_CRC | MPA_I_MARKERS_TX, mt_info(self->fds[1]).flags);
-	ASSERT_EQ(20, mt_readn(self->fds[0], buf, 20, RAW_TMO_MS));
+	EXPECT_EQ(MPA_I_CRC | MPA_I_MARKERS_TX, iw_mpa_info_of(self->fds[1]).flags);
+	ASSERT_EQ(20, iw_readn(self->fds[0], buf, 20, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "MPA ID Rep Frame", 16));
 	EXPECT_EQ(MPA_FLAG_C, buf[16]);
 	EXPECT_EQ(sizeof(ulpdu), mt_recv(self->fds[1], got, sizeof(got), 0, &fl));
@@ -376,26 +768,26 @@ TEST_F(startup, last_streaming_message)
 	static const char lsm[] = "last streaming message: MPA follows";
 	__u8 buf[100], req[20];
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, lsm, sizeof(lsm)));
-	ASSERT_EQ(sizeof(lsm), mt_readn(self->fds[0], buf, sizeof(lsm), RAW_TMO_MS));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, lsm, sizeof(lsm)));
+	ASSERT_EQ(sizeof(lsm), iw_readn(self->fds[0], buf, sizeof(lsm), RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, lsm, sizeof(lsm)));
 	/* nothing else before the Request */
-	EXPECT_EQ(0, mt_readn(self->fds[0], buf, 1, 100));
+	EXPECT_EQ(0, iw_readn(self->fds[0], buf, 1, 100));
 	mt_frame(req, 1, MPA_FLAG_C, 1, NULL, 0);
-	ASSERT_EQ(0, mt_writen(self->fds[0], req, 20));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_writen(self->fds[0], req, 20));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, "ok", 2));
-	ASSERT_EQ(22, mt_readn(self->fds[0], buf, 22, RAW_TMO_MS));
+	ASSERT_EQ(22, iw_readn(self->fds[0], buf, 22, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(buf, "MPA ID Rep Frame\x40\x01\x00\x02ok", 22));
 }
 
 TEST_F(startup, lsm_only_for_the_responder)
 {
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	EXPECT_EQ(-1, mt_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, "x", 1));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, "x", 1));
 	EXPECT_EQ(EINVAL, errno);
 }
 
@@ -406,7 +798,7 @@ TEST_F(startup, responder_waits_for_first_fpdu)
 	char buf[64];
 	int fl;
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, 0, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
 	EXPECT_EQ(-1, send(self->fds[1], "early", 5, MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
@@ -416,7 +808,7 @@ TEST_F(startup, responder_waits_for_first_fpdu)
 	/* nothing went out */
 	EXPECT_EQ(-1, mt_recv(self->fds[0], buf, sizeof(buf), MSG_DONTWAIT, &fl));
 	EXPECT_EQ(EAGAIN, errno);
-	EXPECT_EQ(0, mt_stats(self->fds[1]).tx_fpdus);
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[1]).tx_fpdus);
 	ASSERT_EQ(5, send(self->fds[0], "first", 5, 0));
 	ASSERT_EQ(5, mt_recv(self->fds[1], buf, sizeof(buf), 0, &fl));
 	EXPECT_EQ(5, send(self->fds[1], "later", 5, MSG_DONTWAIT));
@@ -431,7 +823,7 @@ TEST_F(startup, blocked_responder_send_completes)
 	int st = -1;
 	pid_t pid;
 
-	ASSERT_EQ(0, mt_full_pair(variant->family, self->fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS, 0, RAW_TMO_MS));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -458,16 +850,16 @@ TEST_F(startup, request_bytes_on_the_wire)
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-		ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-		ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, c[i].flags, "xyz", 3,
-				      NULL, 0));
-		EXPECT_EQ(MPA_S_REQ_SENT, mt_info(self->fds[0]).state);
+		ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, c[i].flags, "xyz", 3,
+					  NULL, 0));
+		EXPECT_EQ(MPA_S_REQ_SENT, iw_mpa_info_of(self->fds[0]).state);
 		mt_frame(want, 1, c[i].wire, 1, "xyz", 3);
-		ASSERT_EQ(23, mt_readn(self->fds[1], got, 23, RAW_TMO_MS));
+		ASSERT_EQ(23, iw_readn(self->fds[1], got, 23, RAW_TMO_MS));
 		EXPECT_EQ(0, memcmp(got, want, 23));
-		EXPECT_EQ(0, mt_readn(self->fds[1], got, 1, 100));
-		close_pair(self->fds);
+		EXPECT_EQ(0, iw_readn(self->fds[1], got, 1, 100));
+		iw_close_pair(self->fds);
 	}
 }
 
@@ -478,13 +870,13 @@ TEST_F(startup, request_bytes_no_crc)
 
 	if (old < 0)
 		SKIP(return, "no allow_no_crc parameter");
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC | MPA_F_MARKERS,
-			      NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC | MPA_F_MARKERS,
+				  NULL, 0, NULL, 0));
 	mt_allow_no_crc(old);
 	mt_frame(want, 1, MPA_FLAG_M, 1, NULL, 0);
-	ASSERT_EQ(20, mt_readn(self->fds[1], got, 20, RAW_TMO_MS));
+	ASSERT_EQ(20, iw_readn(self->fds[1], got, 20, RAW_TMO_MS));
 	EXPECT_EQ(0, memcmp(got, want, 20));
 }
 
@@ -495,20 +887,21 @@ TEST_F(startup, reply_dribbled)
 	socklen_t len = sizeof(got);
 	int n, fl = 0;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mt_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, NULL, 0, NULL, 0));
-	ASSERT_EQ(20, mt_readn(self->fds[1], req, 20, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, NULL, 0, NULL,
+				  0));
+	ASSERT_EQ(20, iw_readn(self->fds[1], req, 20, RAW_TMO_MS));
 	n = mt_frame(rep, 0, MPA_FLAG_C, 1, "dribble", 7);
 	ASSERT_EQ(0, mt_dribble(self->fds[1], rep, n - 1));
 	usleep(20000);
-	EXPECT_EQ(MPA_S_REQ_SENT, mt_info(self->fds[0]).state);
+	EXPECT_EQ(MPA_S_REQ_SENT, iw_mpa_info_of(self->fds[0]).state);
 	ASSERT_EQ(0, mt_dribble(self->fds[1], rep + n - 1, 1));
-	ASSERT_EQ(0, mt_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
 	EXPECT_EQ(7, len);
 	EXPECT_EQ(0, memcmp(got, "dribble", 7));
-	EXPECT_EQ(MPA_I_MARKERS_RX | MPA_I_CRC, mt_info(self->fds[0]).flags);
+	EXPECT_EQ(MPA_I_MARKERS_RX | MPA_I_CRC, iw_mpa_info_of(self->fds[0]).flags);
 	mt_fill(ulpdu, sizeof(ulpdu), 9);
 	n = mt_enc(wire, sizeof(wire), 0, true, true, ulpdu, sizeof(ulpdu));
 	ASSERT_EQ(4 + 2 + 500 + 2 + 4, n);
@@ -525,12 +918,12 @@ TEST_F(startup, request_dribbled)
 	socklen_t len = sizeof(got);
 	int n;
 
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
-	ASSERT_EQ(0, mt_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	n = mt_frame(req, 1, MPA_FLAG_C, 1, "slowly", 6);
 	ASSERT_EQ(0, mt_dribble(self->fds[0], req, n));
-	ASSERT_EQ(0, mt_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
 	EXPECT_EQ(6, len);
 	EXPECT_EQ(0, memcmp(got, "slowly", 6));

@@ -107,20 +107,20 @@ TEST_F(stat, full_operation_and_messages)
 	unsigned int i;
 	int fds[2];
 
-	ASSERT_EQ(0, mt_full_pair(AF_INET, fds, 0, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, RAW_TMO_MS));
 	mt_fill(buf, sizeof(buf), 1);
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(sizes[i], send(fds[0], buf, sizes[i], 0));
-		ASSERT_EQ(sizes[i], mt_readn(fds[1], got, sizes[i], RAW_TMO_MS));
+		ASSERT_EQ(sizes[i], iw_readn(fds[1], got, sizes[i], RAW_TMO_MS));
 	}
 	ASSERT_EQ(2, send(fds[1], "ok", 2, 0));
-	ASSERT_EQ(2, mt_readn(fds[0], got, 2, RAW_TMO_MS));
+	ASSERT_EQ(2, iw_readn(fds[0], got, 2, RAW_TMO_MS));
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(2, self->v[ATTACHED]);
 	EXPECT_EQ(2, self->v[STARTED]);
 	EXPECT_EQ(2, self->v[FULL]);
-	EXPECT_EQ(mt_info(fds[0]).rev == 2 ? 2 : 0, self->v[REV2]);
-	EXPECT_EQ(mt_info(fds[0]).rev == 1 ? 2 : 0, self->v[REV1]);
+	EXPECT_EQ(iw_mpa_info_of(fds[0]).rev == 2 ? 2 : 0, self->v[REV2]);
+	EXPECT_EQ(iw_mpa_info_of(fds[0]).rev == 1 ? 2 : 0, self->v[REV1]);
 	EXPECT_EQ(0, self->v[REV0]);
 	EXPECT_EQ(0, self->v[REJECTED] + self->v[FAILED] + self->v[TIMEOUTS]);
 	EXPECT_EQ(0, self->v[ERR1] + self->v[ERR2] + self->v[ERR3] + self->v[ERR4]);
@@ -140,14 +140,14 @@ TEST_F(stat, reject_crc_error_and_timeout)
 	int fds[2], n;
 
 	/* a rejected startup: counted once at each end */
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
-	ASSERT_EQ(0, mt_start(fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
-	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_REJECT, "no", 2));
-	ASSERT_EQ(0, mt_wait_state(fds[0], MPA_S_REJECTED, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[0], MPA_S_REJECTED, RAW_TMO_MS));
 	close(fds[0]);
 	close(fds[1]);
 
@@ -157,18 +157,18 @@ TEST_F(stat, reject_crc_error_and_timeout)
 	n = mt_enc(wire, sizeof(wire), 0, false, true, data, sizeof(data));
 	ASSERT_LT(0, n);
 	wire[n - 1] ^= 0x80;
-	ASSERT_EQ(0, mt_writen(fds[1], wire, n));
+	ASSERT_EQ(0, iw_writen(fds[1], wire, n));
 	EXPECT_EQ(-1, recv(fds[0], got, sizeof(got), 0));
 	EXPECT_EQ(EBADMSG, errno);
 	close(fds[0]);
 	close(fds[1]);
 
 	/* a Responder whose Request never comes: timeout, error 4 */
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
-	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
 	close(fds[0]);
 	close(fds[1]);
 
@@ -267,9 +267,9 @@ TEST(tracepoints)
 	ASSERT_NE(NULL, dir);
 	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "1"));
 	ASSERT_EQ(0, write_file(dir, "trace", ""));
-	ASSERT_EQ(0, mt_full_pair(AF_INET, fds, MPA_F_MARKERS, 0));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, MPA_F_MARKERS, 0, RAW_TMO_MS));
 	ASSERT_EQ(100, send(fds[0], buf, 100, 0));
-	ASSERT_EQ(100, mt_readn(fds[1], buf, 100, RAW_TMO_MS));
+	ASSERT_EQ(100, iw_readn(fds[1], buf, 100, RAW_TMO_MS));
 	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "0"));
 	trace = read_trace(dir);
 	ASSERT_NE(NULL, trace);
@@ -283,7 +283,7 @@ TEST(tracepoints)
 	snprintf(want, sizeof(want), "mpa_state: sport=%u dport=%u REQ_RCVD -> FULL", rp, ip);
 	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s'", want);
 	/* M and C from the Initiator, which wants markers; C from the Responder */
-	rev = mt_info(fds[0]).rev;
+	rev = iw_mpa_info_of(fds[0]).rev;
 	e = rev == 2 ? MPA_FLAG_E : 0;
 	snprintf(want, sizeof(want),
 		 "mpa_frame: sport=%u dport=%u sent Request flags=0x%02x rev=%u pd_len=%u",
@@ -311,13 +311,13 @@ TEST(tracepoint_error_and_timeout)
 	int fds[2];
 
 	ASSERT_NE(NULL, dir);
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
-	ASSERT_EQ(0, mpa_test_set_ulp(fds[1]));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)));
 	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "1"));
 	ASSERT_EQ(0, write_file(dir, "trace", ""));
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_START, &s, sizeof(s)));
-	ASSERT_EQ(0, mt_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[1], MPA_S_ERROR, RAW_TMO_MS));
 	ASSERT_EQ(0, write_file(dir, "events/mpa/enable", "0"));
 	trace = read_trace(dir);
 	ASSERT_NE(NULL, trace);

@@ -45,7 +45,7 @@ FIXTURE_VARIANT_ADD(established, ipv6)
 
 FIXTURE_SETUP(established)
 {
-	ASSERT_EQ(0, mpa_test_pair(variant->family, self->fds));
+	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
 }
 
 FIXTURE_TEARDOWN(established)
@@ -59,16 +59,16 @@ TEST_F(established, attach_both_ends)
 	char name[16] = {};
 	socklen_t len = sizeof(name);
 
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
 	ASSERT_EQ(0, getsockopt(self->fds[0], IPPROTO_TCP, TCP_ULP, name, &len));
 	EXPECT_STREQ("mpa", name);
 }
 
 TEST_F(established, attach_twice_is_eexist)
 {
-	ASSERT_EQ(0, mpa_test_set_ulp(self->fds[0]));
-	EXPECT_EQ(-1, mpa_test_set_ulp(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	EXPECT_EQ(-1, iw_mpa_attach(self->fds[0]));
 	EXPECT_EQ(EEXIST, errno);
 }
 
@@ -84,7 +84,7 @@ TEST_F(established, attach_after_peer_closed_is_enotconn)
 	self->fds[1] = -1;
 	EXPECT_EQ(-1, read(self->fds[0], &c, 1));
 	EXPECT_EQ(ECONNRESET, errno);
-	EXPECT_EQ(-1, mpa_test_set_ulp(self->fds[0]));
+	EXPECT_EQ(-1, iw_mpa_attach(self->fds[0]));
 	EXPECT_EQ(ENOTCONN, errno);
 }
 
@@ -93,7 +93,7 @@ TEST(refused_on_unconnected_socket)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(-1, mpa_test_set_ulp(fd));
+	EXPECT_EQ(-1, iw_mpa_attach(fd));
 	EXPECT_EQ(ENOTCONN, errno);
 	close(fd);
 }
@@ -103,7 +103,7 @@ TEST(refused_on_unconnected_ipv6_socket)
 	int fd = socket(AF_INET6, SOCK_STREAM, 0);
 
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(-1, mpa_test_set_ulp(fd));
+	EXPECT_EQ(-1, iw_mpa_attach(fd));
 	EXPECT_EQ(ENOTCONN, errno);
 	close(fd);
 }
@@ -112,10 +112,10 @@ TEST(refused_on_listening_socket)
 {
 	struct sockaddr_storage addr;
 	socklen_t alen;
-	int fd = mpa_test_listener(AF_INET, &addr, &alen);
+	int fd = iw_loopback_listen(AF_INET, &addr, &alen);
 
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(-1, mpa_test_set_ulp(fd));
+	EXPECT_EQ(-1, iw_mpa_attach(fd));
 	EXPECT_EQ(ENOTCONN, errno);
 	close(fd);
 }
@@ -124,7 +124,7 @@ TEST(unknown_ulp_name_is_enoent)
 {
 	int fds[2];
 
-	ASSERT_EQ(0, mpa_test_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
 	EXPECT_EQ(-1, setsockopt(fds[0], IPPROTO_TCP, TCP_ULP, "mpa-nonexistent", 15));
 	EXPECT_EQ(ENOENT, errno);
 	close(fds[0]);

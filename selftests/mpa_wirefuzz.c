@@ -231,7 +231,7 @@ struct sent_msg {
 enum { K_RAW, K_TAGGED, K_UNTAGGED, K_ZERO_TAGGED };
 
 struct posted {
-	struct ddp_gbuf g;
+	struct dt_gbuf g;
 	__u32	qn;
 	bool	done;
 	__u8	*frozen;	/* snapshot after the stream closed */
@@ -253,7 +253,7 @@ struct ex {
 	int	mfd, rfd, pd, sfd;
 	bool	bound_once, stream_closed, raw_closed, raw_fin;
 	__u32	nq;
-	struct ddp_gbuf sink;
+	struct dt_gbuf sink;
 	bool	sink_ok;
 	__u32	stag;
 	bool	reg, inval;
@@ -583,18 +583,18 @@ static int enc_selftest(void)
 
 static int mstate(struct ex *e)
 {
-	return mt_info(e->mfd).state;
+	return iw_mpa_info_of(e->mfd).state;
 }
 
 /* Wait while the state is @from, at most @ms; returns the state. */
 static int wait_leave(struct ex *e, int from, int ms)
 {
-	long long end = ddp_now_ms() + ms;
+	long long end = iw_now_ms() + ms;
 	int st;
 
 	for (;;) {
 		st = mstate(e);
-		if (st != from || ddp_now_ms() >= end)
+		if (st != from || iw_now_ms() >= end)
 			return st;
 		usleep(1000);
 	}
@@ -618,7 +618,7 @@ static void do_bind(struct ex *e)
 	if (e->sfd >= 0 || e->pd < 0)
 		return;
 	e->nq = rnd(&e->t, 5);
-	e->sfd = ddp_bind(e->pd, e->mfd, e->nq);
+	e->sfd = iw_ddp_bind(e->pd, e->mfd, e->nq);
 	if (!e->nq)
 		e->nq = DDP_DEFAULT_QUEUES;
 	if (e->sfd < 0) {
@@ -644,7 +644,7 @@ static void do_reg(struct ex *e)
 
 	if (e->reg || !e->sink_ok || e->pd < 0)
 		return;
-	if (ddp_reg(e->pd, e->sink.buf, SINK_LEN, BASE_TO, acc, sfd, &e->stag)) {
+	if (iw_ddp_reg_mr(e->pd, e->sink.buf, SINK_LEN, BASE_TO, acc, sfd, &e->stag)) {
 		e->reg_err = errno;
 		vlog("reg: %s\n", strerror(errno));
 		return;
@@ -657,7 +657,7 @@ static void do_inval(struct ex *e)
 {
 	if (!e->reg || e->inval)
 		return;
-	if (ddp_invalidate(e->pd, e->stag)) {
+	if (iw_ddp_invalidate(e->pd, e->stag)) {
 		e->inval_err = errno;
 		return;
 	}
@@ -676,14 +676,14 @@ static void do_post(struct ex *e)
 	if (e->sfd < 0 || e->nposted >= MAX_POSTED)
 		return;
 	p = &e->post[e->nposted];
-	if (ddp_gbuf_alloc(&p->g, RBUF_LEN, 0)) {
+	if (dt_gbuf_alloc(&p->g, RBUF_LEN, 0)) {
 		perr(e, "mmap");
 		return;
 	}
 	p->qn = rnd(&e->t, e->nq + (pct(&e->t, 5) ? 2 : 0));
-	if (ddp_post(e->sfd, p->g.buf, RBUF_LEN, p->qn, 100 + e->nposted)) {
+	if (iw_ddp_post_recv(e->sfd, p->g.buf, RBUF_LEN, p->qn, 100 + e->nposted)) {
 		e->post_err = errno;
-		ddp_gbuf_free(&p->g);
+		dt_gbuf_free(&p->g);
 		return;
 	}
 	vlog("post qn=%u cookie=%d\n", p->qn, 100 + e->nposted);
@@ -888,7 +888,7 @@ static void do_msend(struct ex *e)
 	__u32 len = rnd(&e->t, sizeof(buf));
 	int ret;
 
-	ddp_fill(buf, len, tget(&e->t));
+	dt_fill(buf, len, tget(&e->t));
 	if (e->sfd < 0) {
 		ret = send(e->mfd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (ret < 0)
@@ -908,13 +908,13 @@ static void do_msend(struct ex *e)
 	}
 	/* DDP_IOC_SEND blocks: only when the module end may send at all */
 	if (mstate(e) != MPA_S_FULL ||
-	    (e->mrole == MPA_ROLE_RESPONDER && !mt_stats(e->mfd).rx_fpdus))
+	    (e->mrole == MPA_ROLE_RESPONDER && !iw_mpa_stats_of(e->mfd).rx_fpdus))
 		return;
 	if (pct(&e->t, 50)) {
-		ret = ddp_send_tagged(e->sfd, buf, len, tget(&e->t), 0, 0);
+		ret = iw_ddp_send_tagged(e->sfd, buf, len, tget(&e->t), 0, 0);
 		len += sizeof(struct ddp_tagged_hdr);
 	} else {
-		ret = ddp_send_untagged(e->sfd, buf, len, rnd(&e->t, 4), (__u8 *)"\0\0\0\0");
+		ret = iw_ddp_send_untagged(e->sfd, buf, len, rnd(&e->t, 4), (__u8 *)"\0\0\0\0");
 		len += sizeof(struct ddp_untagged_hdr);
 	}
 	if (ret)
@@ -943,7 +943,7 @@ static void consumer_step(struct ex *e)
 			do_msend(e);
 			break;
 		default:
-			mt_stats(e->mfd);
+			iw_mpa_stats_of(e->mfd);
 			break;
 		}
 		return;
@@ -1069,7 +1069,7 @@ static void make_ulpdu(struct ex *e, __u8 *u, __u32 *len)
 
 		m->kind = K_RAW;
 		*len = rnd(&e->t, sizes[rnd(&e->t, 7)] + 1);
-		ddp_fill(u, *len, tget(&e->t));
+		dt_fill(u, *len, tget(&e->t));
 	} else if (k < 16) {
 		struct ddp_tagged_hdr h = {
 			.ctrl = DDP_FLAG_T | DDP_FLAG_L | dv,
@@ -1094,7 +1094,7 @@ static void make_ulpdu(struct ex *e, __u8 *u, __u32 *len)
 		m->region = r;
 		m->plen = plen;
 		memcpy(u, &h, sizeof(h));
-		ddp_fill(u + sizeof(h), plen, tget(&e->t));
+		dt_fill(u + sizeof(h), plen, tget(&e->t));
 		m->payload = u + sizeof(h);	/* copied below */
 		*len = sizeof(h) + plen;
 	} else {
@@ -1113,7 +1113,7 @@ static void make_ulpdu(struct ex *e, __u8 *u, __u32 *len)
 		m->mlen = plen;
 		h.rsvdulp[0] = tget(&e->t);
 		memcpy(u, &h, sizeof(h));
-		ddp_fill(u + sizeof(h), plen, tget(&e->t));
+		dt_fill(u + sizeof(h), plen, tget(&e->t));
 		m->payload = u + sizeof(h);
 		*len = sizeof(h) + plen;
 	}
@@ -1262,7 +1262,7 @@ static int module_start(struct ex *e)
 	} else if (pct(&e->t, 15)) {
 		lsm_len = 1 + rnd(&e->t, 64);
 	}
-	ddp_fill(pd, pd_len + lsm_len, tget(&e->t));
+	dt_fill(pd, pd_len + lsm_len, tget(&e->t));
 	sz = sizeof(*s) + pd_len + lsm_len;
 	s = calloc(1, sz);
 	if (!s) {
@@ -1287,7 +1287,7 @@ static int module_start(struct ex *e)
 	if (lsm_len) {
 		__u8 got[64];
 
-		if (mt_readn(e->rfd, got, lsm_len, 2000) != (ssize_t)lsm_len ||
+		if (iw_readn(e->rfd, got, lsm_len, 2000) != (ssize_t)lsm_len ||
 		    memcmp(got, pd + pd_len, lsm_len))
 			fail(e, "the last streaming message did not arrive intact");
 	}
@@ -1302,11 +1302,11 @@ static int read_module_frame(struct ex *e, bool request, int want_rev, bool want
 	__u16 n;
 	bool mk = e->mflags & MPA_F_MARKERS, crc = !(e->mflags & MPA_F_NO_CRC);
 
-	if (mt_readn(e->rfd, h, 20, 2000) != 20)
+	if (iw_readn(e->rfd, h, 20, 2000) != 20)
 		return -1;
 	n = h[18] << 8 | h[19];
 	if (memcmp(h, request ? MPA_WIRE_KEY_REQ : MPA_WIRE_KEY_REP, 16) || n > 512 ||
-	    mt_readn(e->rfd, pd, n, 2000) != n) {
+	    iw_readn(e->rfd, pd, n, 2000) != n) {
 		fail(e, "the module's %s is malformed", request ? "Request" : "Reply");
 		return -1;
 	}
@@ -1362,7 +1362,7 @@ static void startup_initiator(struct ex *e)
 	if (rrev == 0)
 		rflags |= MPA_FLAG_M | MPA_FLAG_C;
 	pd_len = pct(&e->t, 50) ? rnd(&e->t, 64) : 0;
-	ddp_fill(pd, sizeof(pd), tget(&e->t));
+	dt_fill(pd, sizeof(pd), tget(&e->t));
 	if (rrev == 2) {
 		__u16 qi = (v2[0] << 8 | v2[1]), qo = (v2[2] << 8 | v2[3]);
 		__u16 ird = rnd(&e->t, (qo & MPA_V2_IRD_ORD_MASK) + 1);
@@ -1396,7 +1396,7 @@ static void startup_initiator(struct ex *e)
 		if (pct(&e->t, 50)) {
 			__u8 junk[100];
 
-			ddp_fill(junk, sizeof(junk), tget(&e->t));
+			dt_fill(junk, sizeof(junk), tget(&e->t));
 			raw_queue(e, junk, sizeof(junk));
 		}
 	}
@@ -1428,7 +1428,7 @@ static void startup_responder(struct ex *e)
 	if (qrev == 0)
 		qflags |= MPA_FLAG_M | MPA_FLAG_C;
 	pd_len = pct(&e->t, 50) ? rnd(&e->t, 100) : 0;
-	ddp_fill(pd, sizeof(pd), tget(&e->t));
+	dt_fill(pd, sizeof(pd), tget(&e->t));
 	if (qrev == 2 && pct(&e->t, 90)) {
 		qird = rnd(&e->t, 0x4000);
 		qord = rnd(&e->t, 0x4000);
@@ -1470,7 +1470,7 @@ static void startup_responder(struct ex *e)
 		while (pct(&e->t, 60))
 			do_post(e);
 	}
-	ddp_fill(pd, 64, tget(&e->t));
+	dt_fill(pd, 64, tget(&e->t));
 	n = rnd(&e->t, 65);
 	if (!reject && setsockopt(e->mfd, SOL_MPA, MPA_ACCEPT, pd, n)) {
 		e->accept_err = errno;
@@ -1494,7 +1494,7 @@ static void startup_responder(struct ex *e)
 /* In full operation: check the negotiated parameters, adopt the module's view. */
 static void full_check(struct ex *e)
 {
-	struct mpa_info i = mt_info(e->mfd);
+	struct mpa_info i = iw_mpa_info_of(e->mfd);
 	bool mk, crc;
 
 	if (i.state != MPA_S_FULL)
@@ -1539,7 +1539,7 @@ static void check_mtx(struct ex *e)
 
 static bool module_ended(struct ex *e)
 {
-	struct mpa_info i = mt_info(e->mfd);
+	struct mpa_info i = iw_mpa_info_of(e->mfd);
 
 	if (e->ended)
 		return true;
@@ -1568,7 +1568,7 @@ static void raw_end(struct ex *e)
 /* After a FIN or RST every connection must end within END_TMO_MS. */
 static void wait_end(struct ex *e)
 {
-	long long end = ddp_now_ms() + END_TMO_MS;
+	long long end = iw_now_ms() + END_TMO_MS;
 	int st = mstate(e);
 
 	if (e->end == E_OPEN)
@@ -1584,11 +1584,11 @@ static void wait_end(struct ex *e)
 			cnt.end_checks++;
 			return;
 		}
-		if (ddp_now_ms() >= end)
+		if (iw_now_ms() >= end)
 			break;
 		usleep(2000);
 	}
-	e->info = mt_info(e->mfd);
+	e->info = iw_mpa_info_of(e->mfd);
 	fail(e, "connection did not end %d ms after %s: state %u error %u flags %#x",
 	     END_TMO_MS, e->raw_closed ? "RST" : "FIN", e->info.state, e->info.error,
 	     e->info.flags);
@@ -1600,7 +1600,7 @@ static void check_buffers(struct ex *e)
 	int i, j;
 
 	if (e->sink_ok) {
-		g = ddp_gbuf_guards(&e->sink);
+		g = dt_gbuf_guards(&e->sink);
 		if (g >= 0)
 			fail(e, "write outside the registered buffer at map offset %ld", g);
 		if (e->sink_frozen) {
@@ -1633,7 +1633,7 @@ static void check_buffers(struct ex *e)
 	for (i = 0; i < e->nposted; i++) {
 		struct posted *p = &e->post[i];
 
-		g = ddp_gbuf_guards(&p->g);
+		g = dt_gbuf_guards(&p->g);
 		if (g >= 0)
 			fail(e, "write outside posted buffer %d at map offset %ld", i, g);
 		if (p->frozen && memcmp(p->frozen, p->g.buf, RBUF_LEN))
@@ -1763,7 +1763,7 @@ static int pair(struct ex *e)
 	bool mod_connects = pct(&e->t, 50);
 	struct timeval tv = { .tv_sec = 2 };
 
-	if (mpa_test_pair(pct(&e->t, 80) ? AF_INET : AF_INET6, fds))
+	if (iw_loopback_pair(pct(&e->t, 80) ? AF_INET : AF_INET6, fds))
 		return -1;
 	e->mfd = fds[mod_connects ? 0 : 1];
 	e->rfd = fds[mod_connects ? 1 : 0];
@@ -1912,17 +1912,17 @@ static __u64 run_one(const struct recipe *r, bool *failed, char *why, size_t why
 		perr(e, "loopback pair");
 		goto out;
 	}
-	if (mpa_test_set_ulp(e->mfd)) {
+	if (iw_mpa_attach(e->mfd)) {
 		perr(e, "TCP_ULP mpa");
 		goto out;
 	}
 	if (e->ddp) {
-		e->pd = ddp_open_pd();
+		e->pd = iw_ddp_open();
 		if (e->pd < 0) {
 			perr(e, "open /dev/ddp");
 			goto out;
 		}
-		e->sink_ok = !ddp_gbuf_alloc(&e->sink, SINK_LEN, 0);
+		e->sink_ok = !dt_gbuf_alloc(&e->sink, SINK_LEN, 0);
 		if (!e->sink_ok)
 			perr(e, "mmap");
 		if (pct(&e->t, 70))
@@ -1968,7 +1968,7 @@ static __u64 run_one(const struct recipe *r, bool *failed, char *why, size_t why
 		if (e->rejected_mode) {
 			__u8 junk[64];
 
-			ddp_fill(junk, sizeof(junk), i);
+			dt_fill(junk, sizeof(junk), i);
 			raw_queue(e, junk, rnd(&e->t, sizeof(junk)));
 		} else {
 			raw_fpdu(e);
@@ -2008,8 +2008,8 @@ static __u64 run_one(const struct recipe *r, bool *failed, char *why, size_t why
 	}
 out:
 	if (e->mfd >= 0) {
-		e->info = mt_info(e->mfd);
-		e->st = mt_stats(e->mfd);
+		e->info = iw_mpa_info_of(e->mfd);
+		e->st = iw_mpa_stats_of(e->mfd);
 	}
 	if (e->sfd >= 0)
 		do_unbind(e);
@@ -2020,9 +2020,9 @@ out:
 		close(e->mfd);
 	if (e->rfd >= 0)
 		close(e->rfd);
-	ddp_gbuf_free(&e->sink);
+	dt_gbuf_free(&e->sink);
 	for (i = 0; i < e->nposted; i++) {
-		ddp_gbuf_free(&e->post[i].g);
+		dt_gbuf_free(&e->post[i].g);
 		free(e->post[i].frozen);
 	}
 	free(e->sink_frozen);
@@ -2136,12 +2136,12 @@ static void write_json(long execs, double secs, int replayed, int replay_failed)
 
 static long fuzz(int seconds, double *elapsed)
 {
-	long long t0 = ddp_now_ms(), end = t0 + seconds * 1000LL, last = t0;
+	long long t0 = iw_now_ms(), end = t0 + seconds * 1000LL, last = t0;
 	__u64 ms = opt.master;
 	long execs = 0;
 	char why[512];
 
-	while (ddp_now_ms() < end) {
+	while (iw_now_ms() < end) {
 		struct recipe r;
 		bool failed;
 		__u64 sig;
@@ -2175,13 +2175,13 @@ static long fuzz(int seconds, double *elapsed)
 			snprintf(failures[nfail].why, sizeof(failures[nfail].why), "%s", why);
 			nfail++;
 		}
-		if (ddp_now_ms() - last >= 30000) {
-			last = ddp_now_ms();
+		if (iw_now_ms() - last >= 30000) {
+			last = iw_now_ms();
 			ksft_print_msg("%lld s: %ld executions, %d outcomes, %d failures\n",
 				       (last - t0) / 1000, execs, nsigs, nfail);
 		}
 	}
-	*elapsed = (ddp_now_ms() - t0) / 1000.0;
+	*elapsed = (iw_now_ms() - t0) / 1000.0;
 	return execs;
 }
 
@@ -2335,7 +2335,7 @@ int main(int argc, char **argv)
 	double secs = 0;
 	bool deflt = argc == 1;
 
-	opt.master = ddp_now_ms() ^ ((__u64)getpid() << 32);
+	opt.master = iw_now_ms() ^ ((__u64)getpid() << 32);
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -2388,9 +2388,9 @@ int main(int argc, char **argv)
 	ksft_print_header();
 
 	/* skip without the modules */
-	if (mpa_test_pair(AF_INET, probe))
+	if (iw_loopback_pair(AF_INET, probe))
 		ksft_exit_fail_msg("no loopback pair: %s\n", strerror(errno));
-	if (mpa_test_set_ulp(probe[0]))
+	if (iw_mpa_attach(probe[0]))
 		ksft_exit_skip("mpa.ko not loaded: %s\n", strerror(errno));
 	close(probe[0]);
 	close(probe[1]);

@@ -32,9 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -47,9 +45,7 @@
 #include <linux/iwarp_wire.h>
 #include <linux/mpa.h>
 
-#ifndef TCP_ULP
-#define TCP_ULP		31
-#endif
+#include "libiwarp.h"
 
 #define WINDOW		64		/* sink slots: messages in flight */
 #define DEF_SIZE	65536U
@@ -165,25 +161,13 @@ static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
 			   int port)
 {
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	socklen_t len = iw_loopback_addr(family, port, ss);
+	void *in = family == AF_INET6 ?
+		   (void *)&((struct sockaddr_in6 *)ss)->sin6_addr :
+		   (void *)&((struct sockaddr_in *)ss)->sin_addr;
 
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		if (addr && inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
-			goto bad;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (addr && inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
-		goto bad;
-	s4->sin_port = htons(port);
-	return sizeof(*s4);
-bad:
+	if (!addr || inet_pton(family, addr, in) == 1)
+		return len;
 	fprintf(stderr, "ddp-bench: not an IPv%c address: %s\n",
 		family == AF_INET6 ? '6' : '4', addr);
 	exit(2);
@@ -247,56 +231,47 @@ static int make_listener(int *port)
 
 static int mpa_setup(int fd, __u32 role, unsigned int flags)
 {
-	struct mpa_start s = { .role = role, .flags = flags };
-	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct mpa_info info;
-	socklen_t len;
-	int i;
 
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa"))) {
+	if (iw_mpa_attach(fd)) {
 		set_err("TCP_ULP mpa: %s", strerror(errno));
 		return -1;
 	}
-	if (setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s))) {
+	if (iw_mpa_start(fd, role, flags, NULL, 0, NULL, 0)) {
 		set_err("MPA_START: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < 1000; i++) {
-		len = sizeof(info);
-		if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len)) {
-			set_err("MPA_INFO: %s", strerror(errno));
-			return -1;
-		}
-		if (info.state == MPA_S_ERROR) {
-			set_err("MPA startup error %u", info.error);
-			return -1;
-		}
-		if (role == MPA_ROLE_RESPONDER && info.state == MPA_S_REQ_RCVD) {
-			if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, "", 0)) {
-				set_err("MPA_ACCEPT: %s", strerror(errno));
-				return -1;
-			}
-			return 0;
-		}
-		if (role == MPA_ROLE_INITIATOR && info.state == MPA_S_FULL) {
-			sh->mulpdu = info.mulpdu;
-			return 0;
-		}
-		poll(&p, 1, 10);
+	if (iw_mpa_wait_startup(fd, role, 10000, &info)) {
+		set_err(errno == ETIMEDOUT ? "MPA startup timeout" : "MPA_INFO: %s",
+			strerror(errno));
+		return -1;
 	}
-	set_err("MPA startup timeout");
+	if (info.state == MPA_S_ERROR) {
+		set_err("MPA startup error %u", info.error);
+		return -1;
+	}
+	if (role == MPA_ROLE_RESPONDER && info.state == MPA_S_REQ_RCVD) {
+		if (iw_mpa_accept(fd, NULL, 0)) {
+			set_err("MPA_ACCEPT: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (role == MPA_ROLE_INITIATOR && info.state == MPA_S_FULL) {
+		sh->mulpdu = info.mulpdu;
+		return 0;
+	}
+	set_err("MPA startup ended in state %u", info.state);
 	return -1;
 }
 
-static int ddp_bind_stream(int pd, int sock)
+static int ddp_bench_bind(int pd, int sock)
 {
-	struct ddp_bind b = { .sock_fd = sock, .nqueues = 1 };
+	int sfd = iw_ddp_bind(pd, sock, 1);
 
-	if (ioctl(pd, DDP_IOC_BIND, &b)) {
+	if (sfd < 0)
 		set_err("DDP_IOC_BIND: %s", strerror(errno));
-		return -1;
-	}
-	return b.stream_fd;
+	return sfd;
 }
 
 /* ---- sink (child) ---- */
@@ -310,11 +285,7 @@ static void give_credit(uint32_t n)
 
 static void post(int sfd, void *buf, size_t len, __u64 cookie)
 {
-	struct ddp_post_recv pr = {
-		.addr = (uintptr_t)buf, .len = len, .qn = 0, .cookie = cookie,
-	};
-
-	if (ioctl(sfd, DDP_IOC_POST_RECV, &pr))
+	if (iw_ddp_post_recv(sfd, buf, len, 0, cookie))
 		set_err("DDP_IOC_POST_RECV: %s", strerror(errno));
 }
 
@@ -382,10 +353,8 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 		    double secs)
 {
 	struct ddp_event ev[EVBATCH];
-	struct ddp_reg_mr mr = { .stream_fd = -1 };
 	struct meter m = { 0 };
 	struct mpa_stats st;
-	socklen_t len;
 	uint8_t *buf, hdr[64];
 	int pd, sfd, i, closed = 0;
 	ssize_t n;
@@ -401,12 +370,12 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 		set_err("sink: first FPDU: %zd %s", n, n < 0 ? strerror(errno) : "");
 		return -1;
 	}
-	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	pd = iw_ddp_open();
 	if (pd < 0) {
 		set_err("/dev/ddp: %s", strerror(errno));
 		return -1;
 	}
-	sfd = ddp_bind_stream(pd, sock);
+	sfd = ddp_bench_bind(pd, sock);
 	if (sfd < 0)
 		return -1;
 	buf = mmap(NULL, WINDOW * size, PROT_READ | PROT_WRITE,
@@ -416,17 +385,12 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 		return -1;
 	}
 	if (c->mode == M_TAGGED) {
-		mr.addr = (uintptr_t)buf;
-		mr.len = WINDOW * size;
-		mr.base_to = 0x100000000ULL;
-		mr.access = DDP_ACCESS_REMOTE_WRITE;
-		mr.stream_fd = sfd;
-		if (ioctl(pd, DDP_IOC_REG_MR, &mr)) {
+		sh->base_to = 0x100000000ULL;
+		if (iw_ddp_reg_mr(pd, buf, WINDOW * size, sh->base_to,
+				  DDP_ACCESS_REMOTE_WRITE, sfd, &sh->stag)) {
 			set_err("DDP_IOC_REG_MR: %s", strerror(errno));
 			return -1;
 		}
-		sh->stag = mr.stag;
-		sh->base_to = mr.base_to;
 	} else {
 		for (i = 0; i < WINDOW; i++)
 			post(sfd, buf + i * size, size, i);
@@ -466,8 +430,7 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 		if (sh->err[0])
 			return -1;
 	}
-	len = sizeof(st);
-	if (!getsockopt(sock, SOL_MPA, MPA_STATS, &st, &len))
+	if (!iw_mpa_stats(sock, &st))
 		sh->rx_fpdus = st.rx_fpdus;
 	close(sfd);
 	close(pd);
@@ -540,42 +503,39 @@ static int source_tcp(int fd, size_t size, pid_t child)
 
 static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 {
-	struct ddp_send sd = { 0 };
 	struct ddp_event ev;
+	__u64 to;
 	char *buf = calloc(1, size);
 	uint32_t i;
 	int pd, sfd;
 
 	if (!buf || mpa_setup(sock, MPA_ROLE_INITIATOR, c->flags))
 		return -1;
-	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	pd = iw_ddp_open();
 	if (pd < 0) {
 		set_err("/dev/ddp: %s", strerror(errno));
 		return -1;
 	}
-	sfd = ddp_bind_stream(pd, sock);
+	sfd = ddp_bench_bind(pd, sock);
 	if (sfd < 0)
 		return -1;
 	/* the first FPDU: a zero-length tagged message, needs no buffer */
-	sd.addr = (uintptr_t)buf;
-	sd.flags = DDP_SEND_TAGGED;
-	if (ioctl(sfd, DDP_IOC_SEND, &sd)) {
+	if (iw_ddp_send_tagged(sfd, buf, 0, 0, 0, 0)) {
 		set_err("DDP_IOC_SEND: %s", strerror(errno));
 		return -1;
 	}
 	if (wait_ready(child))
 		return -1;
-	sd.len = size;
-	sd.stag = sh->stag;
-	sd.flags = c->mode == M_TAGGED ? DDP_SEND_TAGGED : 0;
 	for (i = 0; wait_credit(i); i++) {
-		sd.to = sh->base_to + (uint64_t)(i % WINDOW) * size;
-		if (ioctl(sfd, DDP_IOC_SEND, &sd)) {
+		to = sh->base_to + (uint64_t)(i % WINDOW) * size;
+		if (c->mode == M_TAGGED ?
+		    iw_ddp_send_tagged(sfd, buf, size, sh->stag, to, 0) :
+		    iw_ddp_send_untagged(sfd, buf, size, 0, NULL)) {
 			set_err("DDP_IOC_SEND: %s", strerror(errno));
 			return -1;
 		}
 	}
-	if (ioctl(sfd, DDP_IOC_SHUTDOWN))
+	if (iw_ddp_shutdown(sfd))
 		set_err("DDP_IOC_SHUTDOWN: %s", strerror(errno));
 	/* the sink closes when it got our FIN; no event is expected before */
 	fcntl(sfd, F_SETFL, O_NONBLOCK);
@@ -588,16 +548,6 @@ static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 }
 
 /* ---- runs ---- */
-
-static void raise_memlock(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_MEMLOCK, &rl);
-	}
-}
 
 static int run_one(const struct cfg *c, size_t size, double secs,
 		   struct result *r)
@@ -835,7 +785,7 @@ int main(int argc, char **argv)
 	if (source_netns)
 		source_ns_fd = open_netns(source_netns);
 	signal(SIGPIPE, SIG_IGN);
-	raise_memlock();
+	iw_raise_memlock(0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

@@ -21,20 +21,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -43,17 +34,12 @@
 #include <linux/iwarp_wire.h>
 #include <linux/mpa.h>
 
-#ifndef TCP_ULP
-#define TCP_ULP		31
-#endif
+#include "libiwarp.h"
 
-/* exit statuses */
-#define EXIT_DDP	1	/* the DDP stream reported a DDP error */
-#define EXIT_LLP	2	/* the DDP stream reported an MPA (LLP) error */
-#define EXIT_MISMATCH	3	/* the SHA-256 of the received data differs */
-#define EXIT_PROTO	4	/* the peer broke the protocol, closed or rejected */
-#define EXIT_SYS	10	/* system or network error */
-#define EXIT_USAGE	11	/* bad command line */
+/*
+ * exit statuses: IW_EXIT_DDP, IW_EXIT_LLP, IW_EXIT_MISMATCH (the SHA-256 of
+ * the received data differs), IW_EXIT_PROTO, IW_EXIT_SYS, IW_EXIT_USAGE
+ */
 
 #define XFER_MAGIC	0x44445846U	/* "DDXF" */
 #define XFER_VERSION	1U
@@ -254,304 +240,157 @@ static void print_usage(FILE *f)
 		"4 protocol error or rejected, 10 system error, 11 usage.\n");
 }
 
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("ddp-xfer: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 #define verbose(...)				\
 	do {					\
 		if (o.verbose)			\
-			msg(__VA_ARGS__);	\
+			iw_msg(__VA_ARGS__);	\
 	} while (0)
-
-static void die_sys(const char *what)
-{
-	msg("%s: %s", what, strerror(errno));
-	exit(EXIT_SYS);
-}
 
 static void die_proto(const char *what)
 {
-	msg("protocol error: %s", what);
-	exit(EXIT_PROTO);
-}
-
-static const char *mpa_err_name(unsigned int code)
-{
-	switch (code) {
-	case MPA_ERR_TCP_CLOSED:
-		return "TCP connection closed inside an FPDU";
-	case MPA_ERR_CRC:
-		return "CRC error";
-	case MPA_ERR_MARKER:
-		return "marker error";
-	case MPA_ERR_STARTUP:
-		return "startup failed";
-	default:
-		return "unknown";
-	}
-}
-
-static const char *ddp_err_name(unsigned int type, unsigned int code)
-{
-	if (type == DDP_WIRE_ETYPE_CATASTROPHIC)
-		return "local catastrophic error";
-	if (type == DDP_WIRE_ETYPE_TAGGED) {
-		switch (code) {
-		case DDP_WIRE_ECODE_T_INVALID_STAG:
-			return "tagged: invalid STag";
-		case DDP_WIRE_ECODE_T_BASE_BOUNDS:
-			return "tagged: base or bounds violation";
-		case DDP_WIRE_ECODE_T_STAG_NOT_ASSOC:
-			return "tagged: STag not associated with the stream";
-		case DDP_WIRE_ECODE_T_TO_WRAP:
-			return "tagged: TO wrap";
-		case DDP_WIRE_ECODE_T_INVALID_DV:
-			return "tagged: invalid DDP version";
-		}
-	}
-	if (type == DDP_WIRE_ETYPE_UNTAGGED) {
-		switch (code) {
-		case DDP_WIRE_ECODE_U_INVALID_QN:
-			return "untagged: invalid QN";
-		case DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF:
-			return "untagged: invalid MSN, no buffer available";
-		case DDP_WIRE_ECODE_U_INVALID_MSN_RANGE:
-			return "untagged: invalid MSN, MSN range is not valid";
-		case DDP_WIRE_ECODE_U_INVALID_MO:
-			return "untagged: invalid MO";
-		case DDP_WIRE_ECODE_U_MSG_TOO_LONG:
-			return "untagged: message too long for the buffer";
-		case DDP_WIRE_ECODE_U_INVALID_DV:
-			return "untagged: invalid DDP version";
-		}
-	}
-	return "unknown";
+	iw_msg("protocol error: %s", what);
+	exit(IW_EXIT_PROTO);
 }
 
 /* A DDP_EV_ERROR: the stream stopped for good. */
 static void die_ddp(const struct ddp_event *ev)
 {
 	if (ev->err_type == DDP_WIRE_ETYPE_LLP) {
-		msg("MPA error %u (%s): the DDP stream stopped", ev->err_code,
-		    mpa_err_name(ev->err_code));
-		exit(EXIT_LLP);
+		iw_msg("MPA error %u (%s): the DDP stream stopped", ev->err_code,
+		       iw_mpa_err_name(ev->err_code));
+		exit(IW_EXIT_LLP);
 	}
-	msg("DDP error type 0x%x code 0x%02x (%s), segment length %u",
-	    ev->err_type, ev->err_code,
-	    ddp_err_name(ev->err_type, ev->err_code), ev->len);
+	iw_msg("DDP error type 0x%x code 0x%02x (%s), segment length %u",
+	       ev->err_type, ev->err_code,
+	       iw_ddp_err_name(ev->err_type, ev->err_code), ev->len);
 	if (ev->hdr_len)
-		msg("offending DDP header: %s",
-		    hex(ev->hdr, ev->hdr_len < sizeof(ev->hdr) ? ev->hdr_len :
-			sizeof(ev->hdr)));
-	exit(EXIT_DDP);
+		iw_msg("offending DDP header: %s",
+		       hex(ev->hdr, ev->hdr_len < sizeof(ev->hdr) ? ev->hdr_len :
+			   sizeof(ev->hdr)));
+	exit(IW_EXIT_DDP);
 }
 
 /* A socket call failed: name the MPA error if there is one. */
 static void die_mpa(int fd, const char *what)
 {
 	int err = errno;
-	socklen_t len = sizeof(__u32);
-	__u32 code = 0;
+	__u32 code = iw_mpa_error(fd);
 
-	if (!getsockopt(fd, SOL_MPA, MPA_ERROR, &code, &len) && code) {
-		msg("%s: MPA error %u (%s): %s", what, code, mpa_err_name(code),
-		    strerror(err));
-		exit(EXIT_LLP);
+	if (code && code != IW_MPA_INVALID) {
+		iw_msg("%s: MPA error %u (%s): %s", what, code, iw_mpa_err_name(code),
+		       strerror(err));
+		exit(IW_EXIT_LLP);
 	}
-	msg("%s: %s", what, strerror(err));
-	exit(EXIT_SYS);
+	iw_msg("%s: %s", what, strerror(err));
+	exit(IW_EXIT_SYS);
 }
 
 static void print_stats(int fd)
 {
 	struct mpa_stats st;
-	socklen_t len = sizeof(st);
 
-	if (!o.verbose || getsockopt(fd, SOL_MPA, MPA_STATS, &st, &len))
+	if (!o.verbose || iw_mpa_stats(fd, &st))
 		return;
-	msg("MPA: tx %llu FPDUs %llu octets %llu markers, rx %llu FPDUs %llu octets %llu markers",
-	    (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
-	    (unsigned long long)st.tx_markers, (unsigned long long)st.rx_fpdus,
-	    (unsigned long long)st.rx_octets, (unsigned long long)st.rx_markers);
+	iw_msg("MPA tx %llu FPDUs %llu octets %llu markers, rx %llu FPDUs %llu octets %llu markers",
+	       (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+	       (unsigned long long)st.tx_markers, (unsigned long long)st.rx_fpdus,
+	       (unsigned long long)st.rx_octets, (unsigned long long)st.rx_markers);
 }
 
 /* ---- connection and MPA startup ---- */
 
 static int open_socket(void)
 {
-	struct addrinfo hints = {
-		.ai_family = o.family,
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = o.listen ? AI_PASSIVE : 0,
-	};
-	struct addrinfo *ai;
-	int fd, lfd, one = 1, ret;
+	char err[256];
+	int fd;
 
-	ret = getaddrinfo(o.host, o.port, &hints, &ai);
-	if (ret) {
-		msg("%s %s: %s", o.host, o.port, gai_strerror(ret));
-		exit(EXIT_SYS);
+	fd = iw_tcp_open(o.host, o.port, o.family, o.listen, err, sizeof(err));
+	if (fd < 0) {
+		iw_msg("%s", err);
+		exit(IW_EXIT_SYS);
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		die_sys("socket");
-	if (!o.listen) {
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen))
-			die_sys("connect");
-		freeaddrinfo(ai);
-		return fd;
-	}
-	lfd = fd;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
-		die_sys("bind");
-	freeaddrinfo(ai);
-	if (listen(lfd, 1))
-		die_sys("listen");
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die_sys("accept");
-	close(lfd);
 	return fd;
-}
-
-static void get_info(int fd, struct mpa_info *info)
-{
-	socklen_t len = sizeof(*info);
-
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, info, &len))
-		die_sys("MPA_INFO");
 }
 
 /* Attach MPA and send the Request (source) or wait for it (sink). */
 static void mpa_startup(int fd, const void *pd, __u16 pd_len)
 {
-	char buf[sizeof(struct mpa_start) + MPA_MAX_PD_LEN] = { 0 };
-	struct mpa_start *s = (struct mpa_start *)buf;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct mpa_start s = {
+		.role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR,
+		.flags = o.flags,
+		.pd_len = pd_len,
+	};
 	struct mpa_info info;
-	int waited = 0;
 
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
-		die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
-	s->role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
-	s->flags = o.flags;
-	s->pd_len = pd_len;
-	memcpy(s->data, pd, pd_len);
-	if (setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + pd_len))
+	if (iw_mpa_attach(fd))
+		iw_die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
+	if (iw_mpa_start_ex(fd, &s, pd, NULL))
 		die_mpa(fd, "MPA_START");
 
-	for (;;) {
-		get_info(fd, &info);
-		if (info.state == MPA_S_ERROR) {
-			errno = info.error == MPA_ERR_STARTUP ? ECONNABORTED : EPROTO;
-			die_mpa(fd, "MPA startup");
-		}
-		if (o.listen ? info.state == MPA_S_REQ_RCVD :
-			       info.state != MPA_S_REQ_SENT)
-			break;
-		/*
-		 * The Request makes the Responder's socket readable; the
-		 * Reply makes nothing readable, so the Initiator looks at
-		 * MPA_INFO every 10 ms.
-		 */
-		if (poll(&pfd, 1, o.listen ? 1000 : 10) < 0 && errno != EINTR)
-			die_sys("poll");
-		waited += o.listen ? 1000 : 10;
-		if (o.timeout_ms && waited > o.timeout_ms)
+	if (iw_mpa_wait_startup(fd, s.role, o.timeout_ms, &info)) {
+		if (errno == ETIMEDOUT)
 			die_proto("timeout during the MPA startup");
+		iw_die_sys("MPA_INFO");
+	}
+	if (info.state == MPA_S_ERROR) {
+		errno = info.error == MPA_ERR_STARTUP ? ECONNABORTED : EPROTO;
+		die_mpa(fd, "MPA startup");
 	}
 	if (info.state == MPA_S_REJECTED) {
 		char reason[MPA_MAX_PD_LEN + 1] = "";
 		socklen_t len = MPA_MAX_PD_LEN;
 
-		if (!getsockopt(fd, SOL_MPA, MPA_PEER_PD, reason, &len))
+		if (!iw_mpa_peer_pd(fd, reason, &len))
 			reason[len] = '\0';
-		msg("the sink rejected the connection: %s", reason);
-		exit(EXIT_PROTO);
+		iw_msg("the sink rejected the connection: %s", reason);
+		exit(IW_EXIT_PROTO);
 	}
 }
 
 /* ---- DDP helpers ---- */
 
-static int ddp_bind_stream(int pd, int sock)
+static int xfer_bind(int pd, int sock)
 {
-	struct ddp_bind b = { .sock_fd = sock, .nqueues = 1 };
+	int sfd = iw_ddp_bind(pd, sock, 1);
 
-	if (ioctl(pd, DDP_IOC_BIND, &b))
-		die_sys("DDP_IOC_BIND");
-	return b.stream_fd;
+	if (sfd < 0)
+		iw_die_sys("DDP_IOC_BIND");
+	return sfd;
 }
 
-static void ddp_post(int sfd, void *buf, size_t len, __u64 cookie)
+static void xfer_post(int sfd, void *buf, size_t len, __u64 cookie)
 {
-	struct ddp_post_recv pr = {
-		.addr = (uintptr_t)buf,
-		.len = len,
-		.qn = 0,
-		.cookie = cookie,
-	};
-
-	if (ioctl(sfd, DDP_IOC_POST_RECV, &pr))
-		die_sys("DDP_IOC_POST_RECV");
+	if (iw_ddp_post_recv(sfd, buf, len, 0, cookie))
+		iw_die_sys("DDP_IOC_POST_RECV");
 }
 
-static void ddp_send_untagged(int sfd, int sock, enum xfer_type type,
-			      const void *buf, size_t len)
+static void xfer_send_untagged(int sfd, int sock, enum xfer_type type,
+			       const void *buf, size_t len)
 {
-	struct ddp_send sd = {
-		.addr = (uintptr_t)buf,
-		.len = len,
-		.qn = 0,
-		.rsvdulp = { type },
-	};
+	const __u8 rsvdulp[5] = { type };
 
-	if (ioctl(sfd, DDP_IOC_SEND, &sd))
+	if (iw_ddp_send_untagged(sfd, buf, len, 0, rsvdulp))
 		die_mpa(sock, "DDP_IOC_SEND");
 }
 
-static void ddp_send_tagged(int sfd, int sock, const void *buf, size_t len,
-			    __u32 stag, __u64 to)
+static void xfer_send_tagged(int sfd, int sock, const void *buf, size_t len,
+			     __u32 stag, __u64 to)
 {
-	struct ddp_send sd = {
-		.addr = (uintptr_t)buf,
-		.len = len,
-		.flags = DDP_SEND_TAGGED,
-		.stag = stag,
-		.to = to,
-	};
-
-	if (ioctl(sfd, DDP_IOC_SEND, &sd))
+	if (iw_ddp_send_tagged(sfd, buf, len, stag, to, 0))
 		die_mpa(sock, "DDP_IOC_SEND tagged");
 }
 
 /* Next event of the stream; errors end the program. */
 static void ddp_next_event(int sfd, struct ddp_event *ev)
 {
-	struct pollfd p = { .fd = sfd, .events = POLLIN };
-	ssize_t n;
-	int ret;
+	int ret = iw_ddp_event(sfd, ev, o.timeout_ms ? o.timeout_ms : -1);
 
-	do {
-		ret = poll(&p, 1, o.timeout_ms ? o.timeout_ms : -1);
-	} while (ret < 0 && errno == EINTR);
+	if (ret < 0 && errno == EMSGSIZE)
+		die_proto("short event record");
 	if (ret < 0)
-		die_sys("poll");
+		iw_die_sys("read stream");
 	if (!ret)
 		die_proto("timeout waiting for the peer");
-	n = read(sfd, ev, sizeof(*ev));
-	if (n < 0)
-		die_sys("read stream");
-	if (n != sizeof(*ev))
-		die_proto("short event record");
 	if (ev->type == DDP_EV_ERROR)
 		die_ddp(ev);
 }
@@ -582,7 +421,7 @@ static void ddp_close(int sfd, int sock)
 	struct ddp_event ev;
 	int tmo = o.timeout_ms;
 
-	if (ioctl(sfd, DDP_IOC_SHUTDOWN))
+	if (iw_ddp_shutdown(sfd))
 		verbose("DDP_IOC_SHUTDOWN: %s", strerror(errno));
 	o.timeout_ms = 5000;
 	do
@@ -614,22 +453,22 @@ static uint8_t *read_input(uint64_t *size)
 				cap = XFER_MAX_SIZE + 1;
 			nb = realloc(buf, cap);
 			if (!nb)
-				die_sys("input buffer");
+				iw_die_sys("input buffer");
 			buf = nb;
 		}
 		n = read(0, buf + len, cap - len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			die_sys("read stdin");
+			iw_die_sys("read stdin");
 		}
 		if (!n)
 			break;
 		len += n;
 		if (len > XFER_MAX_SIZE) {
-			msg("input larger than %llu octets",
-			    (unsigned long long)XFER_MAX_SIZE);
-			exit(EXIT_USAGE);
+			iw_msg("input larger than %llu octets",
+			       (unsigned long long)XFER_MAX_SIZE);
+			exit(IW_EXIT_USAGE);
 		}
 	}
 	*size = len;
@@ -661,14 +500,14 @@ static int source(void)
 	mpa_startup(sock, &hello, sizeof(hello));
 	verbose("MPA full operation");
 
-	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	pd = iw_ddp_open();
 	if (pd < 0)
-		die_sys("/dev/ddp (is ddp.ko loaded?)");
-	sfd = ddp_bind_stream(pd, sock);
+		iw_die_sys("/dev/ddp (is ddp.ko loaded?)");
+	sfd = xfer_bind(pd, sock);
 
 	/* buffers for the sink's two messages, before it can send them */
-	ddp_post(sfd, &adv, sizeof(adv), XFER_ADV);
-	ddp_post(sfd, &res, sizeof(res), XFER_RESULT);
+	xfer_post(sfd, &adv, sizeof(adv), XFER_ADV);
+	xfer_post(sfd, &res, sizeof(res), XFER_RESULT);
 
 	/*
 	 * Ready to receive: a zero-length tagged message. Its STag and TO
@@ -677,7 +516,7 @@ static int source(void)
 	 * before it may send (RFC 5044 section 7.1.2 rule 4). MPA revision
 	 * 2 (RFC 6581) uses zero-length RDMA messages the same way.
 	 */
-	ddp_send_tagged(sfd, sock, data, 0, 0, 0);
+	xfer_send_tagged(sfd, sock, data, 0, 0, 0);
 
 	n = ddp_wait_recv(sfd, XFER_ADV, XFER_ADV);
 	if (n != sizeof(adv))
@@ -693,11 +532,11 @@ static int source(void)
 	/* the data: tagged messages at increasing TO, written in place */
 	for (off = 0; off < size; off += n) {
 		n = size - off < XFER_CHUNK ? size - off : XFER_CHUNK;
-		ddp_send_tagged(sfd, sock, data + off, n, stag, to + off);
+		xfer_send_tagged(sfd, sock, data + off, n, stag, to + off);
 	}
 	verbose("%llu octets written", (unsigned long long)size);
 
-	ddp_send_untagged(sfd, sock, XFER_DONE, &done, sizeof(done));
+	xfer_send_untagged(sfd, sock, XFER_DONE, &done, sizeof(done));
 	n = ddp_wait_recv(sfd, XFER_RESULT, XFER_RESULT);
 	if (n != sizeof(res))
 		die_proto("bad RESULT length");
@@ -705,12 +544,12 @@ static int source(void)
 	close(pd);
 	free(data);
 	if (!be32toh(res.ok)) {
-		msg("the sink got sha256 %s, sent %s: MISMATCH",
-		    hex(res.sha, SHA256_LEN), hex(done.sha, SHA256_LEN));
-		return EXIT_MISMATCH;
+		iw_msg("the sink got sha256 %s, sent %s: MISMATCH",
+		       hex(res.sha, SHA256_LEN), hex(done.sha, SHA256_LEN));
+		return IW_EXIT_MISMATCH;
 	}
-	msg("sent %llu octets, sha256 %s, verified by the sink",
-	    (unsigned long long)size, hex(done.sha, SHA256_LEN));
+	iw_msg("sent %llu octets, sha256 %s, verified by the sink",
+	       (unsigned long long)size, hex(done.sha, SHA256_LEN));
 	return 0;
 }
 
@@ -730,36 +569,9 @@ static void sink_wait_rtr(int sock)
 		die_proto("the first FPDU is not a zero-length tagged message");
 }
 
-static void raise_memlock(uint64_t need)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur >= need + (1 << 20))
-		return;
-	rl.rlim_cur = rl.rlim_max;
-	setrlimit(RLIMIT_MEMLOCK, &rl);
-}
-
-static void write_all(const uint8_t *p, uint64_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(1, p, n > (1U << 30) ? (1U << 30) : n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			die_sys("write stdout");
-		}
-		p += w;
-		n -= w;
-	}
-}
-
 static int sink(void)
 {
-	struct ddp_reg_mr mr = { .base_to = XFER_BASE_TO, .stream_fd = -1 };
+	__u32 stag = 0;
 	struct xfer_hello hello;
 	struct xfer_result res = { 0 };
 	struct xfer_done done;
@@ -774,7 +586,7 @@ static int sink(void)
 	sock = open_socket();
 	mpa_startup(sock, NULL, 0);
 	/* the Request's private data is the HELLO */
-	if (getsockopt(sock, SOL_MPA, MPA_PEER_PD, &hello, &len) ||
+	if (iw_mpa_peer_pd(sock, &hello, &len) ||
 	    len != sizeof(hello) || be32toh(hello.magic) != XFER_MAGIC ||
 	    be32toh(hello.version) != XFER_VERSION ||
 	    be64toh(hello.size) > XFER_MAX_SIZE) {
@@ -783,9 +595,10 @@ static int sink(void)
 	}
 	size = be64toh(hello.size);
 	verbose("HELLO: %llu octets", (unsigned long long)size);
-	if (setsockopt(sock, SOL_MPA, MPA_ACCEPT, "", 0))
+	if (iw_mpa_accept(sock, NULL, 0))
 		die_mpa(sock, "MPA_ACCEPT");
-	get_info(sock, &info);
+	if (iw_mpa_info(sock, &info))
+		iw_die_sys("MPA_INFO");
 	verbose("MPA full operation, MULPDU %u, markers rx %d tx %d, CRC %d",
 		info.mulpdu, !!(info.flags & MPA_I_MARKERS_RX),
 		!!(info.flags & MPA_I_MARKERS_TX), !!(info.flags & MPA_I_CRC));
@@ -796,44 +609,41 @@ static int sink(void)
 	 * sent: the Responder has received its first FPDU (rule 4).
 	 */
 	sink_wait_rtr(sock);
-	pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	pd = iw_ddp_open();
 	if (pd < 0)
-		die_sys("/dev/ddp (is ddp.ko loaded?)");
-	sfd = ddp_bind_stream(pd, sock);
+		iw_die_sys("/dev/ddp (is ddp.ko loaded?)");
+	sfd = xfer_bind(pd, sock);
 
 	/* the tagged buffer, usable by this stream only (RFC 5041 8.2) */
 	if (size) {
 		buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (buf == MAP_FAILED)
-			die_sys("mmap");
-		raise_memlock(size);
-		mr.addr = (uintptr_t)buf;
-		mr.len = size;
-		mr.access = DDP_ACCESS_REMOTE_WRITE;
-		mr.stream_fd = sfd;
-		if (ioctl(pd, DDP_IOC_REG_MR, &mr)) {
+			iw_die_sys("mmap");
+		iw_raise_memlock(size);
+		if (iw_ddp_reg_mr(pd, buf, size, XFER_BASE_TO, DDP_ACCESS_REMOTE_WRITE,
+				  sfd, &stag)) {
 			if (errno == ENOMEM || errno == EPERM || errno == EAGAIN)
-				msg("registering %llu octets: check ulimit -l (RLIMIT_MEMLOCK)",
-				    (unsigned long long)size);
-			die_sys("DDP_IOC_REG_MR");
+				iw_msg("registering %llu octets: check ulimit -l (RLIMIT_MEMLOCK)",
+				       (unsigned long long)size);
+			iw_die_sys("DDP_IOC_REG_MR");
 		}
-		verbose("registered STag 0x%08x at TO 0x%llx", mr.stag,
-			(unsigned long long)mr.base_to);
+		verbose("registered STag 0x%08x at TO 0x%llx", stag,
+			(unsigned long long)XFER_BASE_TO);
 	}
 	/* the DONE buffer is posted before the source can learn the STag */
-	ddp_post(sfd, &done, sizeof(done), XFER_DONE);
-	adv.stag = htobe32(mr.stag);
+	xfer_post(sfd, &done, sizeof(done), XFER_DONE);
+	adv.stag = htobe32(stag);
 	adv.pad = 0;
-	adv.to = htobe64(mr.base_to);
+	adv.to = htobe64(XFER_BASE_TO);
 	adv.len = htobe64(size);
-	ddp_send_untagged(sfd, sock, XFER_ADV, &adv, sizeof(adv));
+	xfer_send_untagged(sfd, sock, XFER_ADV, &adv, sizeof(adv));
 
 	/* tagged messages are reported in order, all before DONE */
 	for (;;) {
 		ddp_next_event(sfd, &ev);
 		if (ev.type == DDP_EV_TAGGED) {
-			if (ev.stag != mr.stag || ev.to != mr.base_to + placed)
+			if (ev.stag != stag || ev.to != XFER_BASE_TO + placed)
 				die_proto("tagged message out of sequence");
 			placed += ev.len;
 			verbose("tagged message: TO 0x%llx, %u octets",
@@ -851,24 +661,25 @@ static int sink(void)
 		die_proto("DONE does not match the data written");
 
 	/* no placement can happen after this: the buffer is ours again */
-	if (size && ioctl(pd, DDP_IOC_INVALIDATE, &mr.stag))
-		die_sys("DDP_IOC_INVALIDATE");
-	write_all(buf, size);
+	if (size && iw_ddp_invalidate(pd, stag))
+		iw_die_sys("DDP_IOC_INVALIDATE");
+	if (iw_writen(STDOUT_FILENO, buf, size))
+		iw_die_sys("write stdout");
 	sha256(buf, size, sha);
 	ok = !memcmp(sha, done.sha, SHA256_LEN);
-	msg("received %llu octets, sha256 %s: %s", (unsigned long long)size,
-	    hex(sha, SHA256_LEN), ok ? "matches" : "MISMATCH");
+	iw_msg("received %llu octets, sha256 %s: %s", (unsigned long long)size,
+	       hex(sha, SHA256_LEN), ok ? "matches" : "MISMATCH");
 	if (!ok)
-		msg("the source sent sha256 %s", hex(done.sha, SHA256_LEN));
+		iw_msg("the source sent sha256 %s", hex(done.sha, SHA256_LEN));
 
 	res.ok = htobe32(ok);
 	memcpy(res.sha, sha, SHA256_LEN);
-	ddp_send_untagged(sfd, sock, XFER_RESULT, &res, sizeof(res));
+	xfer_send_untagged(sfd, sock, XFER_RESULT, &res, sizeof(res));
 	ddp_close(sfd, sock);
 	close(pd);
 	if (size)
 		munmap(buf, size);
-	return ok ? 0 : EXIT_MISMATCH;
+	return ok ? 0 : IW_EXIT_MISMATCH;
 }
 
 int main(int argc, char **argv)
@@ -896,7 +707,7 @@ int main(int argc, char **argv)
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 86400) {
 				print_usage(stderr);
-				return EXIT_USAGE;
+				return IW_EXIT_USAGE;
 			}
 			o.timeout_ms = v * 1000;
 			break;
@@ -908,12 +719,12 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			print_usage(stderr);
-			return EXIT_USAGE;
+			return IW_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
 		print_usage(stderr);
-		return EXIT_USAGE;
+		return IW_EXIT_USAGE;
 	}
 	o.host = argv[optind];
 	o.port = argv[optind + 1];

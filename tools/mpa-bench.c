@@ -33,9 +33,7 @@
 #include <linux/types.h>
 #include <linux/mpa.h>
 
-#ifndef TCP_ULP
-#define TCP_ULP		31
-#endif
+#include "libiwarp.h"
 
 #define SIZE_MULPDU	0U		/* --size mulpdu */
 #define MAX_SIZE	1048576U	/* raw TCP; MPA stops at 65535 */
@@ -137,51 +135,25 @@ static void print_usage(FILE *f)
 
 /* ---- connection setup ---- */
 
-static socklen_t loop_addr(struct sockaddr_storage *ss, int port)
-{
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_addr = in6addr_loopback;
-		a6->sin6_port = htons(port);
-		return sizeof(*a6);
-	}
-	a4->sin_family = AF_INET;
-	a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a4->sin_port = htons(port);
-	return sizeof(*a4);
-}
-
 static int make_listener(int *port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = loop_addr(&ss, 0);
-	int fd, one = 1;
+	socklen_t len;
+	int fd;
 
-	fd = socket(family, SOCK_STREAM, 0);
+	fd = iw_loopback_listen(family, &ss, &len);
 	if (fd < 0) {
-		set_err("socket: %s", strerror(errno));
+		set_err("listener: %s", strerror(errno));
 		return -1;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1) ||
-	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
-		set_err("bind/listen: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	*port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
-				       ((struct sockaddr_in *)&ss)->sin_port);
+	*port = iw_sockaddr_port(&ss);
 	return fd;
 }
 
 static int connect_to(int port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = loop_addr(&ss, port);
+	socklen_t len = iw_loopback_addr(family, port, &ss);
 	int fd;
 
 	fd = socket(family, SOCK_STREAM, 0);
@@ -214,15 +186,10 @@ static int set_common_opts(int fd, int nodelay)
 /* Attach the ULP and run the startup exchange for @role. */
 static int mpa_setup(int fd, __u32 role, unsigned int flags)
 {
-	struct mpa_start s = { .role = role, .flags = flags };
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct mpa_info info;
-	socklen_t len = sizeof(info);
 	__u32 tmo = STARTUP_MS;
-	char pd = 0;
-	int ret;
 
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", 4)) {
+	if (iw_mpa_attach(fd)) {
 		set_err("TCP_ULP mpa: %s (is mpa.ko loaded?)", strerror(errno));
 		return -1;
 	}
@@ -230,24 +197,23 @@ static int mpa_setup(int fd, __u32 role, unsigned int flags)
 		set_err("MPA_TIMEOUT: %s", strerror(errno));
 		return -1;
 	}
-	if (setsockopt(fd, SOL_MPA, MPA_START, &s, sizeof(s))) {
+	if (iw_mpa_start(fd, role, flags, NULL, 0, NULL, 0)) {
 		set_err("MPA_START: %s%s", strerror(errno),
 			errno == EPERM ? " (set /sys/module/mpa/parameters/allow_no_crc)" : "");
 		return -1;
 	}
 	if (role == MPA_ROLE_INITIATOR)
 		return 0;	/* the first send waits for the Reply */
-	ret = poll(&pfd, 1, STARTUP_MS);
-	if (ret <= 0) {
-		set_err("responder: no MPA Request (%s)", ret ? strerror(errno) : "timeout");
+	if (iw_mpa_wait_startup(fd, role, STARTUP_MS, &info)) {
+		set_err("responder: no MPA Request (%s)", strerror(errno));
 		return -1;
 	}
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len) || info.state != MPA_S_REQ_RCVD) {
+	if (info.state != MPA_S_REQ_RCVD) {
 		set_err("responder: state %u error %u after the Request", info.state,
 			info.error);
 		return -1;
 	}
-	if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, &pd, 0)) {
+	if (iw_mpa_accept(fd, NULL, 0)) {
 		set_err("MPA_ACCEPT: %s", strerror(errno));
 		return -1;
 	}
@@ -258,14 +224,13 @@ static int mpa_setup(int fd, __u32 role, unsigned int flags)
 static int mpa_check_info(int fd, unsigned int flags)
 {
 	struct mpa_info info;
-	socklen_t len = sizeof(info);
 	unsigned int want = 0;
 
 	if (!(flags & MPA_F_NO_CRC))
 		want |= MPA_I_CRC;
 	if (flags & MPA_F_MARKERS)
 		want |= MPA_I_MARKERS_RX | MPA_I_MARKERS_TX;
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, &info, &len)) {
+	if (iw_mpa_info(fd, &info)) {
 		set_err("MPA_INFO: %s", strerror(errno));
 		return -1;
 	}
@@ -280,9 +245,7 @@ static int mpa_check_info(int fd, unsigned int flags)
 
 static int get_stats(int fd, struct mpa_stats *st)
 {
-	socklen_t len = sizeof(*st);
-
-	if (getsockopt(fd, SOL_MPA, MPA_STATS, st, &len)) {
+	if (iw_mpa_stats(fd, st)) {
 		set_err("MPA_STATS: %s", strerror(errno));
 		return -1;
 	}
@@ -541,7 +504,6 @@ static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
 		       double warm, double secs)
 {
 	int fd, ret = -1;
-	socklen_t len = sizeof(sh->mulpdu);
 
 	fd = accept(lfd, NULL, NULL);
 	close(lfd);
@@ -554,7 +516,8 @@ static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
 	if (c->mpa) {
 		if (mpa_setup(fd, MPA_ROLE_RESPONDER, c->flags))
 			goto out;
-		if (getsockopt(fd, SOL_MPA, MPA_MULPDU, &sh->mulpdu, &len)) {
+		sh->mulpdu = iw_mpa_mulpdu(fd);
+		if (!sh->mulpdu) {
 			set_err("MPA_MULPDU: %s", strerror(errno));
 			goto out;
 		}

@@ -9,12 +9,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +23,15 @@
 #include <linux/iwarp_wire.h>
 #include <linux/mpa.h>
 
-#ifndef TCP_ULP
-#define TCP_ULP		31
-#endif
+#include "libiwarp.h"
 
 #define MAX_PD		512
 #define MAX_ULPDU	65535
 
-/* exit statuses besides the RFC 5044 error codes 1..4 */
-#define EXIT_SYS	10	/* system or network error */
-#define EXIT_USAGE	11	/* bad command line */
-#define EXIT_REJECTED	12	/* the Responder rejected our Request */
-#define EXIT_RULE4	13	/* the Initiator closed before sending an FPDU */
+/*
+ * exit statuses: the RFC 5044 error codes 1..4, IW_EXIT_SYS, IW_EXIT_USAGE,
+ * IW_EXIT_REJECTED, IW_EXIT_RULE4
+ */
 
 struct opts {
 	int listen;
@@ -49,13 +43,6 @@ struct opts {
 	int verbose;
 	const char *host;
 	const char *port;
-};
-
-static const char *const err_names[] = {
-	[MPA_ERR_TCP_CLOSED] = "TCP connection closed",
-	[MPA_ERR_CRC] = "CRC error",
-	[MPA_ERR_MARKER] = "marker error",
-	[MPA_ERR_STARTUP] = "startup failed",
 };
 
 static void print_usage(FILE *f)
@@ -76,80 +63,50 @@ static void print_usage(FILE *f)
 		"10 system error, 11 usage, 12 rejected, 13 Responder could not send.\n");
 }
 
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("mpa-cat: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-static void die_sys(const char *what)
-{
-	msg("%s: %s", what, strerror(errno));
-	exit(EXIT_SYS);
-}
-
 static void print_stats(int fd)
 {
 	struct mpa_stats st;
-	socklen_t len = sizeof(st);
 
-	if (getsockopt(fd, SOL_MPA, MPA_STATS, &st, &len)) {
-		msg("MPA_STATS: %s", strerror(errno));
+	if (iw_mpa_stats(fd, &st)) {
+		iw_msg("MPA_STATS: %s", strerror(errno));
 		return;
 	}
-	msg("stats: tx_fpdus %llu tx_octets %llu tx_markers %llu",
-	    (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
-	    (unsigned long long)st.tx_markers);
-	msg("stats: rx_fpdus %llu rx_octets %llu rx_markers %llu",
-	    (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
-	    (unsigned long long)st.rx_markers);
-	msg("stats: rx_crc_errors %llu rx_marker_errors %llu",
-	    (unsigned long long)st.rx_crc_errors,
-	    (unsigned long long)st.rx_marker_errors);
+	iw_msg("stats: tx_fpdus %llu tx_octets %llu tx_markers %llu",
+	       (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+	       (unsigned long long)st.tx_markers);
+	iw_msg("stats: rx_fpdus %llu rx_octets %llu rx_markers %llu",
+	       (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
+	       (unsigned long long)st.rx_markers);
+	iw_msg("stats: rx_crc_errors %llu rx_marker_errors %llu",
+	       (unsigned long long)st.rx_crc_errors,
+	       (unsigned long long)st.rx_marker_errors);
 }
 
 /*
  * An operation on the socket failed with @err: report the MPA error if
- * there is one and exit with its code, otherwise with EXIT_SYS.
+ * there is one and exit with its code, otherwise with IW_EXIT_SYS.
  */
 static void die_mpa(int fd, const char *what, int err, const struct opts *o)
 {
-	socklen_t len = sizeof(__u32);
-	__u32 code = 0;
+	__u32 code = iw_mpa_error(fd);
 
-	if (getsockopt(fd, SOL_MPA, MPA_ERROR, &code, &len))
-		code = 0;
 	if (code >= MPA_ERR_TCP_CLOSED && code <= MPA_ERR_STARTUP) {
-		msg("MPA error %u (%s): %s", code, err_names[code], strerror(err));
+		iw_msg("MPA error %u (%s): %s", code, iw_mpa_err_name(code), strerror(err));
 	} else {
-		msg("%s: %s", what, strerror(err));
-		code = EXIT_SYS;
+		iw_msg("%s: %s", what, strerror(err));
+		code = IW_EXIT_SYS;
 	}
 	if (o->verbose)
 		print_stats(fd);
 	exit(code);
 }
 
-static void get_info(int fd, struct mpa_info *info)
-{
-	socklen_t len = sizeof(*info);
-
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, info, &len))
-		die_sys("MPA_INFO");
-}
-
 /* The startup ended in MPA_S_ERROR: the reason is in SO_ERROR. */
 static void die_startup(int fd, const struct opts *o)
 {
-	socklen_t len = sizeof(int);
-	int err = 0;
+	int err = iw_so_error(fd);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || !err)
+	if (err <= 0)
 		err = ECONNABORTED;
 	die_mpa(fd, "startup", err, o);
 }
@@ -162,8 +119,8 @@ static void print_pd(int fd, const char *who)
 	size_t n = 0;
 	socklen_t i;
 
-	if (getsockopt(fd, SOL_MPA, MPA_PEER_PD, pd, &len))
-		die_sys("MPA_PEER_PD");
+	if (iw_mpa_peer_pd(fd, pd, &len))
+		iw_die_sys("MPA_PEER_PD");
 	for (i = 0; i < len; i++) {
 		if (pd[i] >= 0x20 && pd[i] < 0x7f && pd[i] != '\\')
 			out[n++] = pd[i];
@@ -171,44 +128,19 @@ static void print_pd(int fd, const char *who)
 			n += sprintf(out + n, "\\x%02x", pd[i]);
 	}
 	out[n] = '\0';
-	msg("%s private data (%u octets): %s", who, (unsigned int)len, out);
+	iw_msg("%s private data (%u octets): %s", who, (unsigned int)len, out);
 }
 
 static int open_socket(const struct opts *o)
 {
-	struct addrinfo hints = {
-		.ai_family = o->family,
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = o->listen ? AI_PASSIVE : 0,
-	};
-	struct addrinfo *ai;
-	int fd, lfd, one = 1, ret;
+	char err[256];
+	int fd;
 
-	ret = getaddrinfo(o->host, o->port, &hints, &ai);
-	if (ret) {
-		msg("%s %s: %s", o->host, o->port, gai_strerror(ret));
-		exit(EXIT_SYS);
+	fd = iw_tcp_open(o->host, o->port, o->family, o->listen, err, sizeof(err));
+	if (fd < 0) {
+		iw_msg("%s", err);
+		exit(IW_EXIT_SYS);
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		die_sys("socket");
-	if (!o->listen) {
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen))
-			die_sys("connect");
-		freeaddrinfo(ai);
-		return fd;
-	}
-	lfd = fd;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
-		die_sys("bind");
-	freeaddrinfo(ai);
-	if (listen(lfd, 1))
-		die_sys("listen");
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die_sys("accept");
-	close(lfd);
 	return fd;
 }
 
@@ -218,15 +150,14 @@ static void mpa_startup(int fd, const struct opts *o, struct mpa_info *info)
 	size_t pd_len = o->pd ? strlen(o->pd) : 0;
 	char buf[sizeof(struct mpa_start) + MAX_PD];
 	struct mpa_start *s = (struct mpa_start *)buf;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	__u32 tmo;
 
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
-		die_sys("TCP_ULP mpa");
+	if (iw_mpa_attach(fd))
+		iw_die_sys("TCP_ULP mpa");
 	if (o->timeout >= 0) {
 		tmo = o->timeout;
 		if (setsockopt(fd, SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)))
-			die_sys("MPA_TIMEOUT");
+			iw_die_sys("MPA_TIMEOUT");
 	}
 	memset(buf, 0, sizeof(buf));
 	s->role = o->listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
@@ -235,57 +166,31 @@ static void mpa_startup(int fd, const struct opts *o, struct mpa_info *info)
 		s->pd_len = pd_len;
 		memcpy(s->data, o->pd ? o->pd : "", pd_len);
 	}
-	if (setsockopt(fd, SOL_MPA, MPA_START, s, sizeof(*s) + s->pd_len))
-		die_sys("MPA_START");
+	if (iw_mpa_start_ex(fd, s, s->data, NULL))
+		iw_die_sys("MPA_START");
 
-	for (;;) {
-		get_info(fd, info);
-		if (info->state == MPA_S_ERROR)
-			die_startup(fd, o);
-		if (o->listen && info->state == MPA_S_REQ_RCVD)
-			break;
-		if (!o->listen && info->state != MPA_S_REQ_SENT)
-			break;
-		/*
-		 * The Responder is woken by the Request (POLLIN). The end of
-		 * the Initiator's wait makes nothing readable, so it looks
-		 * again every 20 ms.
-		 */
-		if (poll(&pfd, 1, o->listen ? -1 : 20) < 0 && errno != EINTR)
-			die_sys("poll");
-	}
+	/* no limit here: MPA_TIMEOUT (-t) bounds the startup */
+	if (iw_mpa_wait_startup(fd, s->role, 0, info))
+		iw_die_sys("MPA_INFO");
+	if (info->state == MPA_S_ERROR)
+		die_startup(fd, o);
 
 	if (o->listen) {
 		print_pd(fd, "Initiator");
-		if (setsockopt(fd, SOL_MPA, MPA_ACCEPT, o->pd ? o->pd : "", pd_len))
+		if (iw_mpa_accept(fd, o->pd, pd_len))
 			die_mpa(fd, "MPA_ACCEPT", errno, o);
-		get_info(fd, info);
+		if (iw_mpa_info(fd, info))
+			iw_die_sys("MPA_INFO");
 		if (info->state == MPA_S_ERROR)
 			die_startup(fd, o);
 		return;
 	}
 	if (info->state == MPA_S_REJECTED) {
 		print_pd(fd, "Responder");
-		msg("the Responder rejected the connection");
-		exit(EXIT_REJECTED);
+		iw_msg("the Responder rejected the connection");
+		exit(IW_EXIT_REJECTED);
 	}
 	print_pd(fd, "Responder");
-}
-
-static void write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			die_sys("write");
-		}
-		p += w;
-		n -= w;
-	}
 }
 
 /* Full operation: stdin -> ULPDUs, ULPDUs -> stdout, until both ends closed. */
@@ -309,7 +214,7 @@ static void pump(int fd, const struct opts *o, unsigned int size)
 		if (poll(p, 2, busy ? 1 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			die_sys("poll");
+			iw_die_sys("poll");
 		}
 		if (busy)
 			p[1].revents |= POLLOUT;
@@ -318,7 +223,7 @@ static void pump(int fd, const struct opts *o, unsigned int size)
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			n = read(STDIN_FILENO, tbuf, size);
 			if (n < 0 && errno != EINTR && errno != EAGAIN)
-				die_sys("read");
+				iw_die_sys("read");
 			if (n == 0) {
 				stdin_done = 1;
 				if (shutdown(fd, SHUT_WR))
@@ -336,18 +241,19 @@ static void pump(int fd, const struct opts *o, unsigned int size)
 				peer_done = 1;
 			} else if (n > 0) {
 				if (mh.msg_flags & MSG_TRUNC) {
-					msg("recv: ULPDU truncated");
-					exit(EXIT_SYS);
+					iw_msg("recv: ULPDU truncated");
+					exit(IW_EXIT_SYS);
 				}
-				write_all(STDOUT_FILENO, rbuf, n);
+				if (iw_writen(STDOUT_FILENO, rbuf, n))
+					iw_die_sys("write");
 				/* RFC 5044 7.1.2 rule 4: now the Responder may send */
 				may_send = 1;
 			}
 		}
 
 		if (pend && !may_send && peer_done) {
-			msg("cannot send: the Initiator sent no FPDU (RFC 5044 7.1.2 rule 4)");
-			exit(EXIT_RULE4);
+			iw_msg("cannot send: the Initiator sent no FPDU (RFC 5044 7.1.2 rule 4)");
+			exit(IW_EXIT_RULE4);
 		}
 		if (pend && may_send && (p[1].revents & POLLOUT)) {
 			n = send(fd, tbuf, pend, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -391,24 +297,24 @@ int main(int argc, char **argv)
 		case 'p':
 			o.pd = optarg;
 			if (strlen(o.pd) > MAX_PD) {
-				msg("-p: at most %d octets of private data", MAX_PD);
-				return EXIT_USAGE;
+				iw_msg("-p: at most %d octets of private data", MAX_PD);
+				return IW_EXIT_USAGE;
 			}
 			break;
 		case 's':
 			errno = 0;
 			o.size = strtoul(optarg, &end, 0);
 			if (errno || *end || !o.size || o.size > MAX_ULPDU) {
-				msg("-s: a ULPDU size 1..%d", MAX_ULPDU);
-				return EXIT_USAGE;
+				iw_msg("-s: a ULPDU size 1..%d", MAX_ULPDU);
+				return IW_EXIT_USAGE;
 			}
 			break;
 		case 't':
 			errno = 0;
 			o.timeout = strtol(optarg, &end, 0);
 			if (errno || *end || o.timeout < 0 || o.timeout > UINT32_MAX) {
-				msg("-t: a timeout in milliseconds");
-				return EXIT_USAGE;
+				iw_msg("-t: a timeout in milliseconds");
+				return IW_EXIT_USAGE;
 			}
 			break;
 		case 'v':
@@ -419,12 +325,12 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			print_usage(stderr);
-			return EXIT_USAGE;
+			return IW_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
 		print_usage(stderr);
-		return EXIT_USAGE;
+		return IW_EXIT_USAGE;
 	}
 	o.host = argv[optind];
 	o.port = argv[optind + 1];
@@ -437,20 +343,20 @@ int main(int argc, char **argv)
 	if (!size) {
 		len = sizeof(size);
 		if (getsockopt(fd, SOL_MPA, MPA_MULPDU, &size, &len))
-			die_sys("MPA_MULPDU");
+			iw_die_sys("MPA_MULPDU");
 		if (!size || size > MAX_ULPDU)
 			size = info.mulpdu ? info.mulpdu : MPA_MIN_MULPDU;
 	}
-	msg("%s, rev %u, markers rx %s tx %s, crc %s, mulpdu %u, send size %u",
-	    o.listen ? "Responder" : "Initiator", info.rev,
-	    info.flags & MPA_I_MARKERS_RX ? "on" : "off",
-	    info.flags & MPA_I_MARKERS_TX ? "on" : "off",
-	    info.flags & MPA_I_CRC ? "on" : "off", info.mulpdu, size);
+	iw_msg("%s, rev %u, markers rx %s tx %s, crc %s, mulpdu %u, send size %u",
+	       o.listen ? "Responder" : "Initiator", info.rev,
+	       info.flags & MPA_I_MARKERS_RX ? "on" : "off",
+	       info.flags & MPA_I_MARKERS_TX ? "on" : "off",
+	       info.flags & MPA_I_CRC ? "on" : "off", info.mulpdu, size);
 
 	pump(fd, &o, size);
 	if (o.verbose)
 		print_stats(fd);
 	if (close(fd))
-		die_sys("close");
+		iw_die_sys("close");
 	return 0;
 }

@@ -27,18 +27,11 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -47,18 +40,12 @@
 #include <linux/iwarp_wire.h>
 #include <linux/mpa.h>
 
-#ifndef TCP_ULP
-#define TCP_ULP		31
-#endif
+#include "libiwarp.h"
 
-/* exit statuses */
-#define EXIT_DDP	1	/* the DDP stream reported a DDP error */
-#define EXIT_LLP	2	/* the DDP stream reported an MPA (LLP) error */
-#define EXIT_MISMATCH	3	/* data verification failed */
-#define EXIT_PROTO	4	/* protocol error, timeout, early close, reject */
-#define EXIT_TERM	5	/* the peer sent a Terminate */
-#define EXIT_SYS	10	/* system or network error */
-#define EXIT_USAGE	11	/* bad command line */
+/*
+ * exit statuses: IW_EXIT_DDP, IW_EXIT_LLP, IW_EXIT_MISMATCH, IW_EXIT_PROTO,
+ * IW_EXIT_TERM, IW_EXIT_SYS, IW_EXIT_USAGE
+ */
 
 /* RDMAP (RFC 5040) */
 #define RDMAP_RV		0x40	/* RV = 01 in the control octet */
@@ -230,28 +217,11 @@ static void print_usage(FILE *f)
 		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
 }
 
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rdmap-peer: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 #define verbose(...)				\
 	do {					\
 		if (o.verbose)			\
-			msg(__VA_ARGS__);	\
+			iw_msg(__VA_ARGS__);	\
 	} while (0)
-
-static void die_sys(const char *what)
-{
-	msg("%s: %s", what, strerror(errno));
-	exit(EXIT_SYS);
-}
 
 static const char *op_name(unsigned int op)
 {
@@ -262,22 +232,6 @@ static const char *op_name(unsigned int op)
 	};
 
 	return op < 8 ? names[op] : "reserved opcode";
-}
-
-static const char *mpa_err_name(unsigned int code)
-{
-	switch (code) {
-	case MPA_ERR_TCP_CLOSED:
-		return "TCP connection closed inside an FPDU";
-	case MPA_ERR_CRC:
-		return "CRC error";
-	case MPA_ERR_MARKER:
-		return "marker error";
-	case MPA_ERR_STARTUP:
-		return "startup failed";
-	default:
-		return "unknown";
-	}
 }
 
 static const char *term_name(unsigned int layer, unsigned int etype,
@@ -328,31 +282,16 @@ static const char *term_name(unsigned int layer, unsigned int etype,
 		return "DDP catastrophic error";
 	}
 	if (layer == TERM_LAYER_LLP)
-		return ecode ? mpa_err_name(ecode) : "LLP (MPA) error";
+		return ecode ? iw_mpa_err_name(ecode) : "LLP (MPA) error";
 	return "unknown layer";
-}
-
-static void get_info(int fd, struct mpa_info *info)
-{
-	socklen_t len = sizeof(*info);
-
-	if (getsockopt(fd, SOL_MPA, MPA_INFO, info, &len))
-		die_sys("MPA_INFO");
 }
 
 /* ---- DDP helpers ---- */
 
 static void post_recv(struct peer *p, unsigned int i)
 {
-	struct ddp_post_recv pr = {
-		.addr = (uintptr_t)p->rb[i].data,
-		.len = RECV_LEN,
-		.qn = p->rb[i].qn,
-		.cookie = i,
-	};
-
-	if (ioctl(p->sfd, DDP_IOC_POST_RECV, &pr))
-		die_sys("DDP_IOC_POST_RECV");
+	if (iw_ddp_post_recv(p->sfd, p->rb[i].data, RECV_LEN, p->rb[i].qn, i))
+		iw_die_sys("DDP_IOC_POST_RECV");
 }
 
 static void post_all(struct peer *p)
@@ -369,17 +308,14 @@ static void post_all(struct peer *p)
 static int send_msg(struct peer *p, const void *buf, size_t len, int tagged,
 		    __u32 qn, __u32 stag, __u64 to, enum rdmap_opcode op)
 {
-	struct ddp_send sd = {
-		.addr = (uintptr_t)buf,
-		.len = len,
-		.flags = tagged ? DDP_SEND_TAGGED : 0,
-		.qn = qn,
-		.stag = stag,
-		.to = to,
-		.rsvdulp = { RDMAP_RV | op },
-	};
+	const __u8 rsvdulp[5] = { RDMAP_RV | op };
+	int ret;
 
-	if (ioctl(p->sfd, DDP_IOC_SEND, &sd))
+	if (tagged)
+		ret = iw_ddp_send_tagged(p->sfd, buf, len, stag, to, rsvdulp[0]);
+	else
+		ret = iw_ddp_send_untagged(p->sfd, buf, len, qn, rsvdulp);
+	if (ret)
 		return -errno;
 	if (tagged)
 		verbose("-> %s, %zu octets, STag 0x%08x TO 0x%llx", op_name(op),
@@ -395,8 +331,8 @@ static void send_or_die(struct peer *p, const void *buf, size_t len, int tagged,
 	int ret = send_msg(p, buf, len, tagged, qn, stag, to, op);
 
 	if (ret) {
-		msg("DDP_IOC_SEND (%s): %s", op_name(op), strerror(-ret));
-		exit(ret == -ENOTCONN || ret == -EPIPE ? EXIT_PROTO : EXIT_SYS);
+		iw_msg("DDP_IOC_SEND (%s): %s", op_name(op), strerror(-ret));
+		exit(ret == -ENOTCONN || ret == -EPIPE ? IW_EXIT_PROTO : IW_EXIT_SYS);
 	}
 }
 
@@ -407,39 +343,34 @@ static void terminate(struct peer *p, unsigned int layer, unsigned int etype,
 	__be32 ctrl = htobe32(layer << 28 | etype << 24 | ecode << 16);
 	int ret;
 
-	msg("sending Terminate: layer %u, type 0x%x, code 0x%02x (%s)", layer,
-	    etype, ecode, term_name(layer, etype, ecode));
+	iw_msg("sending Terminate: layer %u, type 0x%x, code 0x%02x (%s)", layer,
+	       etype, ecode, term_name(layer, etype, ecode));
 	ret = send_msg(p, &ctrl, sizeof(ctrl), 0, QN_TERMINATE, 0, 0,
 		       RDMAP_TERMINATE);
 	if (ret)
-		msg("the Terminate could not be sent: %s", strerror(-ret));
+		iw_msg("the Terminate could not be sent: %s", strerror(-ret));
 	exit(status);
 }
 
 static struct mr *reg_mr(struct peer *p, void *addr, __u64 len, __u32 access)
 {
-	struct ddp_reg_mr r = {
-		.addr = (uintptr_t)addr,
-		.len = len,
-		.base_to = (uintptr_t)addr,	/* TO = virtual address, as verbs */
-		.access = access,
-		.stream_fd = p->sfd,
-	};
 	struct mr *m;
+	__u32 stag;
 
 	if (p->nmr == MAX_MR) {
 		errno = ENOSPC;
-		die_sys("too many regions");
+		iw_die_sys("too many regions");
 	}
-	if (ioctl(p->pd, DDP_IOC_REG_MR, &r))
-		die_sys("DDP_IOC_REG_MR");
+	/* TO = virtual address, as verbs */
+	if (iw_ddp_reg_mr(p->pd, addr, len, (uintptr_t)addr, access, p->sfd, &stag))
+		iw_die_sys("DDP_IOC_REG_MR");
 	m = &p->mr[p->nmr++];
 	m->addr = addr;
 	m->len = len;
-	m->stag = r.stag;
+	m->stag = stag;
 	m->access = access;
 	verbose("registered %llu octets at TO 0x%llx: STag 0x%08x",
-		(unsigned long long)len, (unsigned long long)r.base_to, r.stag);
+		(unsigned long long)len, (unsigned long long)(uintptr_t)addr, stag);
 	return m;
 }
 
@@ -452,9 +383,9 @@ static void serve_read(struct peer *p, const __u8 *data, __u32 len)
 	int i, ret;
 
 	if (len != RREQ_LEN) {
-		msg("RDMA Read Request of %u octets, not %u", len, RREQ_LEN);
+		iw_msg("RDMA Read Request of %u octets, not %u", len, RREQ_LEN);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+			  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		return;
 	}
 	sink_stag = get_be(data, 4);
@@ -470,31 +401,31 @@ static void serve_read(struct peer *p, const __u8 *data, __u32 len)
 		if (p->mr[i].stag == src_stag)
 			m = &p->mr[i];
 	if (!m) {
-		msg("RDMA Read Request for unknown STag 0x%08x", src_stag);
+		iw_msg("RDMA Read Request for unknown STag 0x%08x", src_stag);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_INV_STAG, EXIT_PROTO);
+			  TERM_ECODE_INV_STAG, IW_EXIT_PROTO);
 		return;
 	}
 	if (!(m->access & DDP_ACCESS_REMOTE_READ)) {
-		msg("RDMA Read Request for STag 0x%08x without remote read access",
-		    src_stag);
+		iw_msg("RDMA Read Request for STag 0x%08x without remote read access",
+		       src_stag);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_ACCESS, EXIT_PROTO);
+			  TERM_ECODE_ACCESS, IW_EXIT_PROTO);
 		return;
 	}
 	if (src_to < (uintptr_t)m->addr ||
 	    src_to - (uintptr_t)m->addr > m->len ||
 	    size > m->len - (src_to - (uintptr_t)m->addr)) {
-		msg("RDMA Read Request outside STag 0x%08x", src_stag);
+		iw_msg("RDMA Read Request outside STag 0x%08x", src_stag);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_BOUNDS, EXIT_PROTO);
+			  TERM_ECODE_BOUNDS, IW_EXIT_PROTO);
 		return;
 	}
 	ret = send_msg(p, (__u8 *)m->addr + (src_to - (uintptr_t)m->addr), size,
 		       1, 0, sink_stag, sink_to, RDMAP_READ_RESP);
 	if (ret) {
-		msg("sending the Read Response: %s", strerror(-ret));
-		exit(EXIT_SYS);
+		iw_msg("sending the Read Response: %s", strerror(-ret));
+		exit(IW_EXIT_SYS);
 	}
 	p->reads_served++;
 }
@@ -505,22 +436,22 @@ static void got_terminate(const __u8 *data, __u32 len)
 	unsigned int layer, etype, ecode;
 
 	if (len < 4) {
-		msg("received a Terminate of %u octets", len);
-		exit(EXIT_TERM);
+		iw_msg("received a Terminate of %u octets", len);
+		exit(IW_EXIT_TERM);
 	}
 	ctrl = (__u32)data[0] << 24 | (__u32)data[1] << 16 |
 	       (__u32)data[2] << 8 | data[3];
 	layer = ctrl >> 28;
 	etype = ctrl >> 24 & 0xf;
 	ecode = ctrl >> 16 & 0xff;
-	msg("received Terminate: layer %u, type 0x%x, code 0x%02x (%s), hdrct%s%s%s, %u octets",
-	    layer, etype, ecode, term_name(layer, etype, ecode),
-	    ctrl & 0x8000 ? " M" : "", ctrl & 0x4000 ? " D" : "",
-	    ctrl & 0x2000 ? " R" : "", len);
+	iw_msg("received Terminate: layer %u, type 0x%x, code 0x%02x (%s), hdrct%s%s%s, %u octets",
+	       layer, etype, ecode, term_name(layer, etype, ecode),
+	       ctrl & 0x8000 ? " M" : "", ctrl & 0x4000 ? " D" : "",
+	       ctrl & 0x2000 ? " R" : "", len);
 	/* siw 6.1 on little endian swaps the Layer and EType nibbles */
-	msg("(read with Layer and EType swapped, as siw 6.1 sends them: layer %u, type 0x%x: %s)",
-	    etype, layer, term_name(etype, layer, ecode));
-	exit(EXIT_TERM);
+	iw_msg("read with Layer and EType swapped, as siw 6.1 sends them: layer %u, type 0x%x: %s",
+	       etype, layer, term_name(etype, layer, ecode));
+	exit(IW_EXIT_TERM);
 }
 
 static const char *rtr_name(__u32 rtr)
@@ -560,10 +491,10 @@ static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
 			rtr = MPA_F_RTR_READ;
 	}
 	if (!rtr) {
-		msg("peer-to-peer: %s of %u octets before the RTR (%s)",
-		    op_name(op), ev->len, rtr_name(p->rtr));
+		iw_msg("peer-to-peer: %s of %u octets before the RTR (%s)",
+		       op_name(op), ev->len, rtr_name(p->rtr));
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_OPCODE, EXIT_PROTO);
+			  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
 		return;
 	}
 	if (ev->type == DDP_EV_TAGGED)
@@ -576,15 +507,15 @@ static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
 		ret = send_msg(p, "", 0, 1, 0, get_be(data, 4),
 			       get_be(data + 4, 8), RDMAP_READ_RESP);
 		if (ret) {
-			msg("sending the RTR Read Response: %s", strerror(-ret));
-			exit(EXIT_SYS);
+			iw_msg("sending the RTR Read Response: %s", strerror(-ret));
+			exit(IW_EXIT_SYS);
 		}
 	}
 	if (data)
 		post_recv(p, ev->cookie);
 	if (rtr != p->rtr)
-		msg("RTR received: %s (agreed: %s)", rtr_name(rtr),
-		    rtr_name(p->rtr));
+		iw_msg("RTR received: %s (agreed: %s)", rtr_name(rtr),
+		       rtr_name(p->rtr));
 	else
 		verbose("RTR received: %s", rtr_name(rtr));
 	p->rtr_wait = 0;
@@ -593,39 +524,32 @@ static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
 /* One event of the stream: dispatch it. Returns 0 on timeout. */
 static int next_event(struct peer *p, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = p->sfd, .events = POLLIN };
 	struct ddp_event ev;
 	struct send_msg *s;
 	unsigned int op;
-	ssize_t n;
 	int ret;
 
-	do {
-		ret = poll(&pfd, 1, timeout_ms);
-	} while (ret < 0 && errno == EINTR);
+	ret = iw_ddp_event(p->sfd, &ev, timeout_ms);
+	if (ret < 0 && errno == EMSGSIZE) {
+		iw_msg("short event record");
+		exit(IW_EXIT_PROTO);
+	}
 	if (ret < 0)
-		die_sys("poll");
+		iw_die_sys("read stream");
 	if (!ret)
 		return 0;
-	n = read(p->sfd, &ev, sizeof(ev));
-	if (n < 0)
-		die_sys("read stream");
-	if (n != sizeof(ev)) {
-		msg("short event record (%zd octets)", n);
-		exit(EXIT_PROTO);
-	}
 	switch (ev.type) {
 	case DDP_EV_ERROR:
 		if (ev.err_type == DDP_WIRE_ETYPE_LLP) {
-			msg("MPA error %u (%s): the stream stopped", ev.err_code,
-			    mpa_err_name(ev.err_code));
-			terminate(p, TERM_LAYER_LLP, 0, ev.err_code, EXIT_LLP);
+			iw_msg("MPA error %u (%s): the stream stopped", ev.err_code,
+			       iw_mpa_err_name(ev.err_code));
+			terminate(p, TERM_LAYER_LLP, 0, ev.err_code, IW_EXIT_LLP);
 			return 0;
 		}
-		msg("DDP error type 0x%x code 0x%02x, segment length %u, QN %u MSN %u",
-		    ev.err_type, ev.err_code, ev.len, ev.qn, ev.msn);
-		msg("   STag 0x%08x TO 0x%llx", ev.stag, (unsigned long long)ev.to);
-		terminate(p, TERM_LAYER_DDP, ev.err_type, ev.err_code, EXIT_DDP);
+		iw_msg("DDP error type 0x%x code 0x%02x, segment length %u, QN %u MSN %u",
+		       ev.err_type, ev.err_code, ev.len, ev.qn, ev.msn);
+		iw_msg("   STag 0x%08x TO 0x%llx", ev.stag, (unsigned long long)ev.to);
+		terminate(p, TERM_LAYER_DDP, ev.err_type, ev.err_code, IW_EXIT_DDP);
 		return 0;
 	case DDP_EV_PEER_CLOSED:
 		verbose("<- the peer closed the stream");
@@ -637,16 +561,16 @@ static int next_event(struct peer *p, int timeout_ms)
 	case DDP_EV_RECV:
 		break;
 	default:
-		msg("unknown event type %u", ev.type);
+		iw_msg("unknown event type %u", ev.type);
 		return 1;
 	}
 
 	op = ev.rsvdulp[0] & RDMAP_OP_MASK;
 	if ((ev.rsvdulp[0] & RDMAP_RV_MASK) != RDMAP_RV) {
-		msg("RDMAP control 0x%02x: version %u, not 1", ev.rsvdulp[0],
-		    ev.rsvdulp[0] >> 6);
+		iw_msg("RDMAP control 0x%02x: version %u, not 1", ev.rsvdulp[0],
+		       ev.rsvdulp[0] >> 6);
 		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_VERSION, EXIT_PROTO);
+			  TERM_ECODE_VERSION, IW_EXIT_PROTO);
 	}
 	if (p->rtr_wait) {
 		got_rtr(p, &ev, op);
@@ -663,9 +587,9 @@ static int next_event(struct peer *p, int timeout_ms)
 		verbose("<- %s, %u octets, STag 0x%08x TO 0x%llx", op_name(op),
 			ev.len, ev.stag, (unsigned long long)ev.to);
 		if (op != RDMAP_WRITE && op != RDMAP_READ_RESP) {
-			msg("tagged message with opcode %u (%s)", op, op_name(op));
+			iw_msg("tagged message with opcode %u (%s)", op, op_name(op));
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_OPCODE, EXIT_PROTO);
+				  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
 		}
 		p->tagged_cnt++;
 		p->tagged_op = op;
@@ -681,9 +605,9 @@ static int next_event(struct peer *p, int timeout_ms)
 
 	/* untagged: a buffer of ours came back */
 	if (ev.cookie >= NRECV) {
-		msg("completion with unknown cookie %llu",
-		    (unsigned long long)ev.cookie);
-		exit(EXIT_PROTO);
+		iw_msg("completion with unknown cookie %llu",
+		       (unsigned long long)ev.cookie);
+		exit(IW_EXIT_PROTO);
 	}
 	switch (ev.qn) {
 	case QN_SEND:
@@ -696,8 +620,8 @@ static int next_event(struct peer *p, int timeout_ms)
 				ev.rsvdulp[1], ev.rsvdulp[2], ev.rsvdulp[3],
 				ev.rsvdulp[4]);
 		if (p->s_head - p->s_tail == MAX_SENDS) {
-			msg("too many unconsumed Sends");
-			exit(EXIT_PROTO);
+			iw_msg("too many unconsumed Sends");
+			exit(IW_EXIT_PROTO);
 		}
 		s = &p->sends[p->s_head++ % MAX_SENDS];
 		memcpy(s->data, p->rb[ev.cookie].data, ev.len);
@@ -718,9 +642,9 @@ static int next_event(struct peer *p, int timeout_ms)
 		got_terminate(p->rb[ev.cookie].data, ev.len);
 		return 0;
 	}
-	msg("%s on QN %u", op_name(op), ev.qn);
+	iw_msg("%s on QN %u", op_name(op), ev.qn);
 	terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION, TERM_ECODE_OPCODE,
-		  EXIT_PROTO);
+		  IW_EXIT_PROTO);
 	return 0;
 }
 
@@ -731,8 +655,8 @@ static struct send_msg *wait_send(struct peer *p, const char *what)
 		if (p->peer_closed)
 			return NULL;
 		if (!next_event(p, o.timeout_ms)) {
-			msg("timeout waiting for %s", what);
-			exit(EXIT_PROTO);
+			iw_msg("timeout waiting for %s", what);
+			exit(IW_EXIT_PROTO);
 		}
 	}
 	return &p->sends[p->s_tail++ % MAX_SENDS];
@@ -743,12 +667,12 @@ static void wait_tagged(struct peer *p, unsigned int n, const char *what)
 {
 	while (p->tagged_cnt < n) {
 		if (p->peer_closed) {
-			msg("the peer closed the stream before %s", what);
-			exit(EXIT_PROTO);
+			iw_msg("the peer closed the stream before %s", what);
+			exit(IW_EXIT_PROTO);
 		}
 		if (!next_event(p, o.timeout_ms)) {
-			msg("timeout waiting for %s", what);
-			exit(EXIT_PROTO);
+			iw_msg("timeout waiting for %s", what);
+			exit(IW_EXIT_PROTO);
 		}
 	}
 }
@@ -757,21 +681,20 @@ static void wait_tagged(struct peer *p, unsigned int n, const char *what)
 static void peer_close(struct peer *p)
 {
 	struct mpa_stats st;
-	socklen_t len = sizeof(st);
 	int i;
 
-	if (ioctl(p->sfd, DDP_IOC_SHUTDOWN))
+	if (iw_ddp_shutdown(p->sfd))
 		verbose("DDP_IOC_SHUTDOWN: %s", strerror(errno));
 	for (i = 0; i < 100 && !p->peer_closed; i++)
 		if (!next_event(p, 100))
 			continue;
 	if (!p->peer_closed)
 		verbose("the peer did not close within 10 s");
-	if (o.verbose && !getsockopt(p->sock, SOL_MPA, MPA_STATS, &st, &len))
-		msg("MPA: tx %llu FPDUs %llu octets, rx %llu FPDUs %llu octets, %llu CRC errors",
-		    (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
-		    (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
-		    (unsigned long long)st.rx_crc_errors);
+	if (o.verbose && !iw_mpa_stats(p->sock, &st))
+		iw_msg("MPA: tx %llu FPDUs %llu octets, rx %llu FPDUs %llu octets, %llu CRC errors",
+		       (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+		       (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
+		       (unsigned long long)st.rx_crc_errors);
 	close(p->sfd);
 	close(p->sock);
 	close(p->pd);
@@ -781,39 +704,14 @@ static void peer_close(struct peer *p)
 
 static int open_socket(void)
 {
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC,
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = o.listen ? AI_PASSIVE : 0,
-	};
-	struct addrinfo *ai;
-	int fd, lfd, one = 1, ret;
+	char err[256];
+	int fd;
 
-	ret = getaddrinfo(o.host, o.port, &hints, &ai);
-	if (ret) {
-		msg("%s %s: %s", o.host, o.port, gai_strerror(ret));
-		exit(EXIT_SYS);
+	fd = iw_tcp_open(o.host, o.port, AF_UNSPEC, o.listen, err, sizeof(err));
+	if (fd < 0) {
+		iw_msg("%s", err);
+		exit(IW_EXIT_SYS);
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		die_sys("socket");
-	if (!o.listen) {
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen))
-			die_sys("connect");
-		freeaddrinfo(ai);
-		return fd;
-	}
-	lfd = fd;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
-		die_sys("bind");
-	freeaddrinfo(ai);
-	if (listen(lfd, 1))
-		die_sys("listen");
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die_sys("accept");
-	close(lfd);
 	return fd;
 }
 
@@ -827,30 +725,29 @@ static void print_info(struct peer *p)
 
 	if (!o.verbose)
 		return;
-	get_info(p->sock, &info);
-	msg("MPA rev %u, CRC %s, markers rx %d tx %d, MULPDU %u%s", info.rev,
-	    info.flags & MPA_I_CRC ? "on" : "off",
-	    !!(info.flags & MPA_I_MARKERS_RX), !!(info.flags & MPA_I_MARKERS_TX),
-	    info.mulpdu, info.flags & MPA_I_P2P ? ", P2P" : "");
-	msg("IRD %u ORD %u, peer's IRD %u ORD %u", info.ird, info.ord,
-	    info.peer_ird, info.peer_ord);
-	if (getsockopt(p->sock, SOL_MPA, MPA_PEER_PD, pd, &len))
+	if (iw_mpa_info(p->sock, &info))
+		iw_die_sys("MPA_INFO");
+	iw_msg("MPA rev %u, CRC %s, markers rx %d tx %d, MULPDU %u%s", info.rev,
+	       info.flags & MPA_I_CRC ? "on" : "off",
+	       !!(info.flags & MPA_I_MARKERS_RX), !!(info.flags & MPA_I_MARKERS_TX),
+	       info.mulpdu, info.flags & MPA_I_P2P ? ", P2P" : "");
+	iw_msg("IRD %u ORD %u, peer's IRD %u ORD %u", info.ird, info.ord,
+	       info.peer_ird, info.peer_ord);
+	if (iw_mpa_peer_pd(p->sock, pd, &len))
 		return;
 	for (i = 0; i < len && i < 16; i++)
 		sprintf(hex + 3 * i, " %02x", pd[i]);
-	msg("peer private data: %u octets%s%s", len, hex, len > 16 ? " ..." : "");
+	iw_msg("peer private data: %u octets%s%s", len, hex, len > 16 ? " ..." : "");
 }
 
 static void peer_bind(struct peer *p)
 {
-	struct ddp_bind b = { .sock_fd = p->sock, .nqueues = NQUEUES };
-
-	p->pd = open("/dev/ddp", O_RDWR | O_CLOEXEC);
+	p->pd = iw_ddp_open();
 	if (p->pd < 0)
-		die_sys("/dev/ddp (is ddp.ko loaded?)");
-	if (ioctl(p->pd, DDP_IOC_BIND, &b))
-		die_sys("DDP_IOC_BIND");
-	p->sfd = b.stream_fd;
+		iw_die_sys("/dev/ddp (is ddp.ko loaded?)");
+	p->sfd = iw_ddp_bind(p->pd, p->sock, NQUEUES);
+	if (p->sfd < 0)
+		iw_die_sys("DDP_IOC_BIND");
 	post_all(p);
 }
 
@@ -866,7 +763,8 @@ static void p2p_start(struct peer *p)
 	__u8 rq[RREQ_LEN] = { 0 };
 	struct mpa_info info;
 
-	get_info(p->sock, &info);
+	if (iw_mpa_info(p->sock, &info))
+		iw_die_sys("MPA_INFO");
 	if (!(info.flags & MPA_I_P2P)) {
 		verbose("peer-to-peer not agreed: no RTR");
 		return;
@@ -874,20 +772,20 @@ static void p2p_start(struct peer *p)
 	p->rtr = info.rtr;
 	if (p->rtr != MPA_F_RTR_WRITE && p->rtr != MPA_F_RTR_READ &&
 	    p->rtr != MPA_F_RTR_SEND) {
-		msg("peer-to-peer agreed with RTR type 0x%x", p->rtr);
-		exit(EXIT_PROTO);
+		iw_msg("peer-to-peer agreed with RTR type 0x%x", p->rtr);
+		exit(IW_EXIT_PROTO);
 	}
 	verbose("peer-to-peer: RTR %s", rtr_name(p->rtr));
 	if (o.listen) {
 		p->rtr_wait = 1;
 		while (p->rtr_wait) {
 			if (p->peer_closed) {
-				msg("the peer closed the stream before the RTR");
-				exit(EXIT_PROTO);
+				iw_msg("the peer closed the stream before the RTR");
+				exit(IW_EXIT_PROTO);
 			}
 			if (!next_event(p, o.timeout_ms)) {
-				msg("timeout waiting for the RTR");
-				exit(EXIT_PROTO);
+				iw_msg("timeout waiting for the RTR");
+				exit(IW_EXIT_PROTO);
 			}
 		}
 		return;
@@ -907,12 +805,12 @@ static void p2p_start(struct peer *p)
 			    RDMAP_READ_REQ);
 		while (p->rtr_resp) {
 			if (p->peer_closed) {
-				msg("the peer closed the stream before the RTR's Read Response");
-				exit(EXIT_PROTO);
+				iw_msg("the peer closed the stream before the RTR's Read Response");
+				exit(IW_EXIT_PROTO);
 			}
 			if (!next_event(p, o.timeout_ms)) {
-				msg("timeout waiting for the RTR's Read Response");
-				exit(EXIT_PROTO);
+				iw_msg("timeout waiting for the RTR's Read Response");
+				exit(IW_EXIT_PROTO);
 			}
 		}
 		break;
@@ -928,59 +826,46 @@ static void p2p_start(struct peer *p)
  */
 static void peer_connect(struct peer *p)
 {
-	char buf[sizeof(struct mpa_start)] = { 0 };
-	struct mpa_start *s = (struct mpa_start *)buf;
-	struct pollfd pfd;
+	struct mpa_start s = {
+		.role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR,
+		.rev = o.rev,
+	};
 	struct mpa_info info;
-	int waited = 0, step;
 
 	p->sock = open_socket();
-	if (setsockopt(p->sock, IPPROTO_TCP, TCP_ULP, "mpa", sizeof("mpa")))
-		die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
-	s->role = o.listen ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR;
-	s->rev = o.rev;
+	if (iw_mpa_attach(p->sock))
+		iw_die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
 	if (o.rev == 2) {
-		s->ird = o.ird;
-		s->ord = o.ord;
+		s.ird = o.ird;
+		s.ord = o.ord;
 	}
 	if (o.p2p)
-		s->flags |= MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ |
-			    MPA_F_RTR_SEND;
-	if (setsockopt(p->sock, SOL_MPA, MPA_START, s, sizeof(*s)))
-		die_sys("MPA_START");
+		s.flags |= MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ |
+			   MPA_F_RTR_SEND;
+	if (iw_mpa_start_ex(p->sock, &s, NULL, NULL))
+		iw_die_sys("MPA_START");
 	if (!o.listen)
 		peer_bind(p);
 
-	step = o.listen ? 1000 : 10;
-	for (;;) {
-		get_info(p->sock, &info);
-		if (info.state == MPA_S_ERROR) {
-			msg("MPA startup failed: MPA error %u (%s)", info.error,
-			    mpa_err_name(info.error));
-			exit(EXIT_LLP);
-		}
-		if (info.state == MPA_S_REJECTED) {
-			msg("the peer rejected the connection (MPA Reply R=1)");
-			exit(EXIT_PROTO);
-		}
-		if (o.listen ? info.state == MPA_S_REQ_RCVD :
-			       info.state == MPA_S_FULL)
-			break;
-		/* the Request makes the socket readable, the Reply does not */
-		pfd.fd = p->sock;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, step) < 0 && errno != EINTR)
-			die_sys("poll");
-		waited += step;
-		if (o.timeout_ms && waited > o.timeout_ms) {
-			msg("timeout during the MPA startup");
-			exit(EXIT_PROTO);
-		}
+	if (iw_mpa_wait_startup(p->sock, s.role, o.timeout_ms, &info)) {
+		if (errno != ETIMEDOUT)
+			iw_die_sys("MPA_INFO");
+		iw_msg("timeout during the MPA startup");
+		exit(IW_EXIT_PROTO);
+	}
+	if (info.state == MPA_S_ERROR) {
+		iw_msg("MPA startup failed: MPA error %u (%s)", info.error,
+		       iw_mpa_err_name(info.error));
+		exit(IW_EXIT_LLP);
+	}
+	if (info.state == MPA_S_REJECTED) {
+		iw_msg("the peer rejected the connection (MPA Reply R=1)");
+		exit(IW_EXIT_PROTO);
 	}
 	if (o.listen) {
 		peer_bind(p);
-		if (setsockopt(p->sock, SOL_MPA, MPA_ACCEPT, "", 0))
-			die_sys("MPA_ACCEPT");
+		if (iw_mpa_accept(p->sock, NULL, 0))
+			iw_die_sys("MPA_ACCEPT");
 	}
 	print_info(p);
 	if (o.p2p)
@@ -1003,18 +888,18 @@ static int send_exchange(struct peer *p)
 		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
 	s = wait_send(p, "the peer's Send");
 	if (!s) {
-		msg("the peer closed the stream before its Send");
-		return EXIT_PROTO;
+		iw_msg("the peer closed the stream before its Send");
+		return IW_EXIT_PROTO;
 	}
 	if (s->len != EXCHANGE_LEN) {
-		msg("the peer's Send has %u octets, not %u", s->len, EXCHANGE_LEN);
-		return EXIT_PROTO;
+		iw_msg("the peer's Send has %u octets, not %u", s->len, EXCHANGE_LEN);
+		return IW_EXIT_PROTO;
 	}
 	if (o.listen)
 		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
 	peer_close(p);
-	msg("send exchange done: %u octets each way (%s)", EXCHANGE_LEN,
-	    o.listen ? "responder" : "initiator");
+	iw_msg("send exchange done: %u octets each way (%s)", EXCHANGE_LEN,
+	       o.listen ? "responder" : "initiator");
 	return 0;
 }
 
@@ -1053,13 +938,13 @@ static void rping_wait_goahead(struct peer *p)
 	struct send_msg *s = wait_send(p, "the server's go-ahead");
 
 	if (!s) {
-		msg("the server closed the stream");
-		exit(EXIT_PROTO);
+		iw_msg("the server closed the stream");
+		exit(IW_EXIT_PROTO);
 	}
 	if (s->len != sizeof(struct rping_info)) {
-		msg("go-ahead Send of %u octets, not %zu", s->len,
-		    sizeof(struct rping_info));
-		exit(EXIT_PROTO);
+		iw_msg("go-ahead Send of %u octets, not %zu", s->len,
+		       sizeof(struct rping_info));
+		exit(IW_EXIT_PROTO);
 	}
 }
 
@@ -1074,7 +959,7 @@ static int rping_client(struct peer *p)
 	start_buf = calloc(1, o.size);
 	rdma_buf = calloc(1, o.size);
 	if (!start_buf || !rdma_buf)
-		die_sys("buffers");
+		iw_die_sys("buffers");
 	rdma_mr = reg_mr(p, rdma_buf, o.size,
 			 DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_READ);
 	start_mr = reg_mr(p, start_buf, o.size,
@@ -1087,30 +972,30 @@ static int rping_client(struct peer *p)
 		rping_adv(p, start_buf, start_mr);
 		rping_wait_goahead(p);
 		if (p->reads_served != reads + 1) {
-			msg("ping %u: %u RDMA Reads served before the go-ahead, not 1",
-			    ping, p->reads_served - reads);
+			iw_msg("ping %u: %u RDMA Reads served before the go-ahead, not 1",
+			       ping, p->reads_served - reads);
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		rping_adv(p, rdma_buf, rdma_mr);
 		rping_wait_goahead(p);
 		if (p->writes != ping + 1 || p->tagged_stag != rdma_mr->stag) {
-			msg("ping %u: no RDMA Write into the rdma buffer before the go-ahead",
-			    ping);
+			iw_msg("ping %u: no RDMA Write into the rdma buffer before the go-ahead",
+			       ping);
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		if (memcmp(start_buf, rdma_buf, o.size)) {
-			msg("ping %u: data mismatch", ping);
-			return EXIT_MISMATCH;
+			iw_msg("ping %u: data mismatch", ping);
+			return IW_EXIT_MISMATCH;
 		}
 		if (o.verbose)
 			printf("ping data: %s\n", rdma_buf);
 	}
 	fflush(stdout);
 	peer_close(p);
-	msg("rping client: %u pings verified (%u RDMA Reads served, %u RDMA Writes received)",
-	    o.count, p->reads_served, p->writes);
+	iw_msg("rping client: %u pings verified (%u RDMA Reads served, %u RDMA Writes received)",
+	       o.count, p->reads_served, p->writes);
 	free(start_buf);
 	free(rdma_buf);
 	return 0;
@@ -1131,7 +1016,7 @@ static int rping_server(struct peer *p)
 
 	buf = calloc(1, o.size);
 	if (!buf)
-		die_sys("buffer");
+		iw_die_sys("buffer");
 	m = reg_mr(p, buf, o.size, DDP_ACCESS_REMOTE_WRITE);
 
 	for (ping = 0;; ping++) {
@@ -1139,16 +1024,16 @@ static int rping_server(struct peer *p)
 		if (!s)
 			break;
 		if (s->len != sizeof(info)) {
-			msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
+			iw_msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memcpy(&info, s->data, sizeof(info));
 		len = be32toh(info.size);
 		if (len > o.size || !len) {
-			msg("the client's buffer has %u octets, ours %u", len, o.size);
+			iw_msg("the client's buffer has %u octets, ours %u", len, o.size);
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memset(buf, 0, o.size);
 		put_be(rq, m->stag, 4);
@@ -1162,10 +1047,10 @@ static int rping_server(struct peer *p)
 		wait_tagged(p, p->tagged_cnt + 1, "the RDMA Read Response");
 		if (p->read_resps != resps + 1 || p->tagged_stag != m->stag ||
 		    p->tagged_to != (uintptr_t)buf || p->tagged_len != len) {
-			msg("ping %u: unexpected tagged message (%s, STag 0x%08x, %u octets)",
-			    ping, op_name(p->tagged_op), p->tagged_stag, p->tagged_len);
+			iw_msg("ping %u: unexpected tagged message (%s, STag 0x%08x, %u octets)",
+			       ping, op_name(p->tagged_op), p->tagged_stag, p->tagged_len);
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_OPCODE, EXIT_PROTO);
+				  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
 		}
 		buf[o.size - 1] = 0;
 		if (o.verbose)
@@ -1175,13 +1060,13 @@ static int rping_server(struct peer *p)
 
 		s = wait_send(p, "the client's rdma buffer advertisement");
 		if (!s) {
-			msg("the client closed the stream in ping %u", ping);
-			return EXIT_PROTO;
+			iw_msg("the client closed the stream in ping %u", ping);
+			return IW_EXIT_PROTO;
 		}
 		if (s->len != sizeof(info)) {
-			msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
+			iw_msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
 			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, EXIT_PROTO);
+				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memcpy(&info, s->data, sizeof(info));
 		rkey = be32toh(info.rkey);
@@ -1195,11 +1080,11 @@ static int rping_server(struct peer *p)
 	peer_close(p);
 	free(buf);
 	if (o.count && ping != o.count) {
-		msg("rping server: %u pings, expected %u", ping, o.count);
-		return EXIT_PROTO;
+		iw_msg("rping server: %u pings, expected %u", ping, o.count);
+		return IW_EXIT_PROTO;
 	}
-	msg("rping server: %u pings (RDMA Read + RDMA Write each), client closed",
-	    ping);
+	iw_msg("rping server: %u pings (RDMA Read + RDMA Write each), client closed",
+	       ping);
 	return 0;
 }
 
@@ -1279,12 +1164,12 @@ int main(int argc, char **argv)
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		die_sys("calloc");
+		iw_die_sys("calloc");
 	peer_connect(p);
 	if (o.mode == MODE_EXCHANGE)
 		return send_exchange(p);
 	return o.listen ? rping_server(p) : rping_client(p);
 usage:
 	print_usage(stderr);
-	return EXIT_USAGE;
+	return IW_EXIT_USAGE;
 }
