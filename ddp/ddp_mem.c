@@ -301,7 +301,7 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
  * @owner: the only stream that may use it, or NULL for every stream of @pd
  * @pages: the pages; they must stay until ddp_invalidate() returns
  * @npages: their number
- * @first: offset of the first octet in @pages[0]
+ * @first: offset of the first octet in the first page
  * @len: length in octets
  * @base_to: tagged offset of the first octet
  * @access: DDP_ACCESS_*

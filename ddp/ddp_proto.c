@@ -129,15 +129,15 @@ int ddp_hdr_parse_dv(const void *seg, u32 len, u8 dv, struct ddp_seg *out,
  * A zero-length segment passes: its STag and TO MUST NOT be checked
  * (section 5.2). Otherwise, in this order (section 7.1, tagged list):
  *
- * 1. the STag is valid for this stream: unknown or invalidated -> 0x1/0x00,
- *    bound to another Stream ID or PD ID -> 0x1/0x02 (section 8.2);
- * 2. the STag's buffer allows placement (remote write) -> 0x1/0x00, there
- *    is no DDP code for access rights;
- * 5. TO + payload length, an unsigned 64-bit sum, does not wrap
- *    -> 0x1/0x03. The sum is exactly 2^64 when the last octet is at
- *    2^64 - 1, which also wraps to zero and is refused;
- * 3. TO is not below the base (nor past the end) of the buffer -> 0x1/0x01;
- * 4. TO + payload length is within the buffer -> 0x1/0x01.
+ * - check 1: the STag is valid for this stream: unknown or invalidated -> 0x1/0x00,
+ *   bound to another Stream ID or PD ID -> 0x1/0x02 (section 8.2);
+ * - check 2: the STag's buffer allows placement (remote write) -> 0x1/0x00, there
+ *   is no DDP code for access rights;
+ * - check 5: TO + payload length, an unsigned 64-bit sum, does not wrap
+ *   -> 0x1/0x03. The sum is exactly 2^64 when the last octet is at
+ *   2^64 - 1, which also wraps to zero and is refused;
+ * - check 3: TO is not below the base (nor past the end) of the buffer -> 0x1/0x01;
+ * - check 4: TO + payload length is within the buffer -> 0x1/0x01.
  *
  * Check 5 is done before 3 and 4 on purpose. In exact arithmetic a sum
  * that wraps is at least 2^64, beyond the end of any buffer, so checks 3
@@ -201,16 +201,16 @@ bool ddp_run_in_order(u32 next, u32 seg_len, u32 off, u32 len)
  *
  * In this order (section 7.1, untagged list):
  *
- * 1. the QN is valid for this stream -> 0x2/0x01;
- * 2. (QN, MSN) has a buffer: none is posted on the queue at all
- *    -> 0x2/0x02 "no buffer available";
- * 5. the MSN is within the legal range, from the MSN of the first
- *    available buffer to the MSN of the last one, i.e. in
- *    [@q->expected_msn, @q->expected_msn + @q->nbuf_posted) modulo 2^32
- *    -> 0x2/0x03 (already completed messages as well as messages beyond
- *    the last posted buffer);
- * 3. MO is a legal offset of that buffer -> 0x2/0x04;
- * 4. MO + payload length is within that buffer -> 0x2/0x05.
+ * - check 1: the QN is valid for this stream -> 0x2/0x01;
+ * - check 2: (QN, MSN) has a buffer: none is posted on the queue at all
+ *   -> 0x2/0x02 "no buffer available";
+ * - check 5: the MSN is within the legal range, from the MSN of the first
+ *   available buffer to the MSN of the last one, i.e. in
+ *   [@q->expected_msn, @q->expected_msn + @q->nbuf_posted) modulo 2^32
+ *   -> 0x2/0x03 (already completed messages as well as messages beyond
+ *   the last posted buffer);
+ * - check 3: MO is a legal offset of that buffer -> 0x2/0x04;
+ * - check 4: MO + payload length is within that buffer -> 0x2/0x05.
  *
  * Checks 2 and 5 together decide whether the MSN selects a posted buffer,
  * and checks 3 and 4 test offsets of that very buffer: they are

@@ -178,7 +178,7 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
  * @qn: queue number
  * @pages: the pages; they must stay until the buffer comes back
  * @npages: their number
- * @first: offset of the first octet in @pages[0]
+ * @first: offset of the first octet in the first page
  * @len: length in octets
  * @cookie: returned in the DDP_EV_RECV or DDP_EV_FLUSH event
  *
@@ -217,7 +217,7 @@ EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
  * @data: the message: all of it, iov_iter_count(@data) octets
  *
  * Untagged messages get the queue's next MSN. A tagged header has one
- * RsvdULP octet: @msg->rsvdulp[1..4] must be 0.
+ * RsvdULP octet: the other four RsvdULP octets of @msg must be 0.
  * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
  * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
  * before full operation).
