@@ -268,7 +268,8 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		else
 			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
 					       msg->qn, msn, off);
-		ret = mpa_sendv(s->conn, &h, hlen, data, len, 0);
+		/* a train: TCP may hold a short skb for the next segment */
+		ret = mpa_sendv(s->conn, &h, hlen, data, len, last ? 0 : MSG_MORE);
 		/* the MTU shrank since the MULPDU was read: cut it again */
 		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
 			ddp_seg_unget(&it, len);

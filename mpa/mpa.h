@@ -60,6 +60,10 @@
  * @tx_pend_len: length of that rest
  * @tx_split: octets to send before the rest of the FPDU starts a new skb
  *	(tx_split_test), 0 normally
+ * @tx_train: the FPDUs at @tx_page are a train of full segments that
+ *	waits for more (mpa_send_locked())
+ * @tx_more: the sender has more FPDUs to follow (MSG_MORE): TCP may
+ *	hold a short skb for them
  * @tx_busy: a flush is sending (and may sleep without the socket lock)
  * @tx_shut: shutdown(SHUT_WR) was called: no new FPDU is accepted
  * @tx_fin: the FIN waits until the rest of the FPDU is in TCP
@@ -75,6 +79,7 @@
  * @consumer: bound in-kernel consumer, NULL for user space
  * @consumer_priv: the consumer's cookie
  * @abort_work: closes TCP after error 4
+ * @mib: the counters of the socket's network namespace (per CPU)
  * @tx_work: sends the rest of an FPDU when space comes back
  * @rx_work: allocates the receive buffer when softirq could not
  * @timeout_work: startup timeout
@@ -114,6 +119,8 @@ struct mpa_conn {
 	u32			tx_pend_off;
 	u32			tx_pend_len;
 	u32			tx_split;
+	bool			tx_train;
+	bool			tx_more;
 	bool			tx_busy;
 	bool			tx_shut;
 	bool			tx_fin;
@@ -132,6 +139,7 @@ struct mpa_conn {
 
 	struct work_struct	abort_work;
 	struct work_struct	tx_work;
+	unsigned long __percpu	*mib;
 	struct work_struct	rx_work;
 	struct delayed_work	timeout_work;
 	struct rcu_head		rcu;
@@ -204,14 +212,20 @@ enum mpa_mib_field {
 	MPA_MIB_MAX
 };
 
-void mpa_mib_add(const struct sock *sk, enum mpa_mib_field field,
-		 unsigned long n);
+unsigned long __percpu *mpa_net_mib(const struct net *net);
 int mpa_proc_init(void);
 void mpa_proc_exit(void);
 
-static inline void mpa_mib_inc(const struct sock *sk, enum mpa_mib_field field)
+/* in the data path: no lookup, the namespace's counters are cached */
+static inline void mpa_mib_add(struct mpa_conn *c, enum mpa_mib_field field,
+			       unsigned long n)
 {
-	mpa_mib_add(sk, field, 1);
+	this_cpu_add(c->mib[field], n);
+}
+
+static inline void mpa_mib_inc(struct mpa_conn *c, enum mpa_mib_field field)
+{
+	mpa_mib_add(c, field, 1);
 }
 
 /* Every state change goes through here: traced and counted. */
@@ -221,17 +235,17 @@ static inline void mpa_set_state(struct mpa_conn *c, u32 state)
 	switch (state) {
 	case MPA_S_REQ_SENT:
 	case MPA_S_REQ_WAIT:
-		mpa_mib_inc(c->sk, MPA_MIB_STARTED);
+		mpa_mib_inc(c, MPA_MIB_STARTED);
 		break;
 	case MPA_S_FULL:
-		mpa_mib_inc(c->sk, MPA_MIB_FULL);
-		mpa_mib_inc(c->sk, MPA_MIB_REV0 + min_t(u32, c->rev, 2));
+		mpa_mib_inc(c, MPA_MIB_FULL);
+		mpa_mib_inc(c, MPA_MIB_REV0 + min_t(u32, c->rev, 2));
 		break;
 	case MPA_S_REJECTED:
-		mpa_mib_inc(c->sk, MPA_MIB_REJECTED);
+		mpa_mib_inc(c, MPA_MIB_REJECTED);
 		break;
 	case MPA_S_ERROR:
-		mpa_mib_inc(c->sk, MPA_MIB_FAILED);
+		mpa_mib_inc(c, MPA_MIB_FAILED);
 		break;
 	}
 	c->state = state;

@@ -20,7 +20,7 @@ void mpa_timeout_work(struct work_struct *work)
 	lock_sock(sk);
 	if (!c->closing && (c->state == MPA_S_REQ_SENT || c->state == MPA_S_REQ_WAIT)) {
 		trace_mpa_timeout(sk);
-		mpa_mib_inc(sk, MPA_MIB_TIMEOUTS);
+		mpa_mib_inc(c, MPA_MIB_TIMEOUTS);
 		mpa_fail(c, MPA_ERR_STARTUP, -ETIMEDOUT);
 	}
 	release_sock(sk);

@@ -258,7 +258,8 @@ EXPORT_SYMBOL_GPL(mpa_abort);
  * @vec: the ULPDU, in pieces
  * @nr: number of pieces
  * @len: total length, at most mpa_conn_mulpdu()
- * @flags: MSG_DONTWAIT or 0
+ * @flags: MSG_DONTWAIT, MSG_MORE (more FPDUs follow at once: FPDUs of a
+ *	full segment may then share an skb, see Documentation/mpa.rst), or 0
  *
  * An in-kernel send never raises SIGPIPE: a closed connection is -EPIPE.
  *
@@ -286,7 +287,7 @@ EXPORT_SYMBOL_GPL(mpa_send);
  * @hdr_len: their number
  * @data: the rest, e.g. user memory
  * @data_len: its length; @hdr_len + @data_len at most mpa_conn_mulpdu()
- * @flags: MSG_DONTWAIT or 0
+ * @flags: MSG_DONTWAIT, MSG_MORE, or 0, as for mpa_send()
  *
  * Context: process context; may sleep unless MSG_DONTWAIT.
  * Return: the ULPDU length, or a negative errno as mpa_send() (never

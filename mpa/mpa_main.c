@@ -74,7 +74,7 @@ void mpa_fail(struct mpa_conn *c, u32 code, int err)
 	c->err = code;
 	trace_mpa_error(sk, code, err);
 	if (code >= MPA_ERR_TCP_CLOSED && code <= MPA_ERR_STARTUP)
-		mpa_mib_inc(sk, MPA_MIB_ERR_TCP_CLOSED + code - MPA_ERR_TCP_CLOSED);
+		mpa_mib_inc(c, MPA_MIB_ERR_TCP_CLOSED + code - MPA_ERR_TCP_CLOSED);
 	c->err_errno = err;
 	c->rx_stop = true;
 	c->rx_ready = false;
@@ -483,6 +483,7 @@ static int mpa_ulp_init(struct sock *sk)
 	c->rev = 1;
 	c->rx_stop = true;
 	c->timeout_ms = READ_ONCE(startup_timeout_ms);
+	c->mib = mpa_net_mib(sock_net(sk));
 	mutex_init(&c->tx_lock);
 	INIT_WORK(&c->abort_work, mpa_abort_work);
 	INIT_WORK(&c->tx_work, mpa_tx_work);
@@ -494,7 +495,7 @@ static int mpa_ulp_init(struct sock *sk)
 	c->saved_write_space = sk->sk_write_space;
 	c->saved_state_change = sk->sk_state_change;
 	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, c);
-	mpa_mib_inc(sk, MPA_MIB_ATTACHED);
+	mpa_mib_inc(c, MPA_MIB_ATTACHED);
 	sk->sk_data_ready = mpa_data_ready;
 	sk->sk_write_space = mpa_write_space;
 	sk->sk_state_change = mpa_state_change;

@@ -40,18 +40,16 @@ static const char *const mpa_mib_names[MPA_MIB_MAX] = {
 	[MPA_MIB_RX_OCTETS]	= "MpaRxOctets",
 };
 
-/**
- * mpa_mib_add() - add to a counter of the socket's network namespace
- * @sk: the socket
- * @field: MPA_MIB_*
- * @n: how much
+/*
+ * The counters of @net, which a connection caches when it attaches: a
+ * socket's namespace outlives it (a user socket holds a reference, the
+ * owner of a kernel socket closes it before the namespace goes).
  */
-void mpa_mib_add(const struct sock *sk, enum mpa_mib_field field,
-		 unsigned long n)
+unsigned long __percpu *mpa_net_mib(const struct net *net)
 {
-	struct mpa_net *mn = net_generic(sock_net(sk), mpa_net_id);
+	struct mpa_net *mn = net_generic(net, mpa_net_id);
 
-	this_cpu_add(mn->mib[field], n);
+	return mn->mib;
 }
 
 static int mpa_stat_show(struct seq_file *seq, void *v)

@@ -65,8 +65,8 @@ static void mpa_rx_ulpdu(struct mpa_conn *c)
 	struct socket_wq *wq;
 
 	c->stats.rx_octets += c->rx.ulpdu_len;
-	mpa_mib_inc(c->sk, MPA_MIB_RX_FPDUS);
-	mpa_mib_add(c->sk, MPA_MIB_RX_OCTETS, c->rx.ulpdu_len);
+	mpa_mib_inc(c, MPA_MIB_RX_FPDUS);
+	mpa_mib_add(c, MPA_MIB_RX_OCTETS, c->rx.ulpdu_len);
 	trace_mpa_fpdu_rx(c->sk, c->rx.ulpdu_len);
 
 	if (!c->tx_allowed) {

@@ -32,6 +32,7 @@ void mpa_tx_release(struct mpa_conn *c)
 	c->tx_buf = NULL;
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
+	c->tx_train = false;
 }
 
 /*
@@ -74,7 +75,8 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 			len = min(len, c->tx_split);
 		c->tx_busy = true;
 		if (c->tx_page)
-			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len, flags);
+			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len,
+						  flags | (c->tx_more ? MSG_MORE : 0));
 		else
 			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
 					   MSG_EOR | flags);
@@ -90,10 +92,6 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 				TCP_SKB_CB(skb)->eor = 1;
 		}
 	}
-	/* the next FPDU starts a new skb, hence a new segment */
-	skb = tcp_write_queue_tail(sk);
-	if (c->tx_page && skb)
-		TCP_SKB_CB(skb)->eor = 1;
 	mpa_tx_release(c);
 	if (c->tx_fin)
 		mpa_tx_fin(c);
@@ -145,6 +143,8 @@ void mpa_tx_work(struct work_struct *work)
 	struct sock *sk = c->sk;
 
 	mpa_lock_tx(c);
+	/* the sender may be gone: no short skb waits for more */
+	c->tx_more = false;
 	if (!c->closing)
 		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 	mpa_unlock_tx(c);
@@ -154,6 +154,37 @@ void mpa_tx_work(struct work_struct *work)
 u32 mpa_mulpdu_locked(const struct mpa_conn *c)
 {
 	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache), c->markers_tx);
+}
+
+/*
+ * The MSS TCP cuts segments with. TCP brings it up to date itself: when
+ * an ICMP "fragmentation needed" lowers the path MTU (tcp_v4_mtu_reduced(),
+ * deferred to release_sock() while MPA holds the socket) and before
+ * every send. SACK blocks in the header, present only while data arrives
+ * out of order, shrink TCP's segments below it, and then GSO can cut an
+ * FPDU (tcp_current_mss(), which counts them, is not exported).
+ */
+static u32 mpa_tx_mss(struct mpa_conn *c)
+{
+	return tcp_sk(c->sk)->mss_cache;
+}
+
+/*
+ * Alignment (RFC 5044 section 5.1 and appendix A.1): TCP cuts an skb
+ * into segments of @mss octets from its first one, here an FPDU's first
+ * octet. The next FPDU, of @wire octets, may join the unsent skb at the
+ * tail of the write queue only if it then lies within one such segment:
+ * FPDUs of exactly @mss octets form a train that TSO or GSO cuts at FPDU
+ * boundaries, small FPDUs share a segment while the previous one waits
+ * (Nagle, autocork, MSG_MORE). Otherwise the tail skb is closed and the
+ * FPDU starts a new one.
+ */
+static void mpa_tx_place(struct sock *sk, u32 wire, u32 mss)
+{
+	struct sk_buff *skb = tcp_write_queue_tail(sk);
+
+	if (skb && !TCP_SKB_CB(skb)->eor && skb->len % mss + wire > mss)
+		TCP_SKB_CB(skb)->eor = 1;
 }
 
 /* a ULPDU made of a linear header and an iterator */
@@ -227,6 +258,33 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
 	return c->tx_buf;
 }
 
+/*
+ * A train: FPDUs of exactly one segment each, sent with MSG_MORE, wait
+ * in MPA while they are contiguous in one page fragment (32 KiB), and go
+ * to TCP in one call that fills its skbs with whole segments, which TSO
+ * and GSO cut at FPDU boundaries. An FPDU of @mss octets can join the
+ * pending train if it directly follows it in the same fragment.
+ */
+static bool mpa_train_room(struct mpa_conn *c, u32 mss)
+{
+	struct page_frag *pfrag = sk_page_frag(c->sk);
+
+	return c->tx_train && !c->tx_busy && !(c->tx_pend_len % mss) &&
+	       pfrag->page == c->tx_page &&
+	       pfrag->offset == c->tx_pend_off + c->tx_pend_len &&
+	       pfrag->size - pfrag->offset >= mss;
+}
+
+/* where the next FPDU of the train goes (mpa_train_room() said yes) */
+static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
+{
+	struct page_frag *pfrag = sk_page_frag(c->sk);
+	u8 *buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
+
+	pfrag->offset += mss;
+	return buf;
+}
+
 /* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
 int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		    struct iov_iter *from, size_t len, int flags)
@@ -234,8 +292,9 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
 	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
-	u32 pos, wire, off;
+	u32 pos, wire, off, mss;
 	struct page *page;
+	bool train;
 	u8 *buf;
 	int ret;
 
@@ -248,7 +307,8 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		return -ECONNREFUSED;
 	if (c->state != MPA_S_FULL)
 		return c->err ? -c->err_errno : -ENOTCONN;
-	if (len > mpa_mulpdu_locked(c))
+	mss = mpa_tx_mss(c);
+	if (len > mpa_mulpdu(mss, c->markers_tx))
 		return -EMSGSIZE;
 	/* after error 2 or 3 the consumer may still send a last message */
 	if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
@@ -261,6 +321,20 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
 	if (c->tx_shut)
 		return sk_stream_error(sk, flags, -EPIPE);
+	train = (flags & MSG_MORE) && !c->markers_tx && !mpa_tx_split_test &&
+		mpa_fpdu_wire_len(0, len, false) == mss;
+	if (train && mpa_train_room(c, mss)) {
+		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
+		ret = mpa_fpdu_encode(mpa_train_next(c, mss), mss, pos, false,
+				      c->crc, len, mpa_copy_src, &src);
+		if (ret < 0) {
+			/* the octets stay unused in the fragment */
+			mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+			return ret;
+		}
+		c->tx_pend_len += ret;
+		goto sent;
+	}
 	ret = mpa_tx_flush(c, flags);
 	if (ret)
 		return ret;
@@ -283,17 +357,24 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		mpa_tx_release(c);
 		return ret;
 	}
+	mpa_tx_place(sk, ret, mss);
 	c->tx_pend_off = off;
 	c->tx_pend_len = ret;
 	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
+	c->tx_train = train && page;
+sent:
+	c->tx_more = flags & MSG_MORE;
 	c->stats.tx_fpdus++;
 	c->stats.tx_octets += len;
-	mpa_mib_inc(c->sk, MPA_MIB_TX_FPDUS);
-	mpa_mib_add(c->sk, MPA_MIB_TX_OCTETS, len);
+	mpa_mib_inc(c, MPA_MIB_TX_FPDUS);
+	mpa_mib_add(c, MPA_MIB_TX_OCTETS, len);
 	trace_mpa_fpdu_tx(c->sk, len);
 	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
 				MPA_CRC_LEN) / MPA_MARKER_LEN;
 
+	/* the train waits for its next FPDU (or the page is full) */
+	if (c->tx_train && mpa_train_room(c, mss))
+		return len;
 	/* The FPDU is committed: a rest that did not fit goes out later. */
 	ret = mpa_tx_flush(c, flags);
 	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)

@@ -41,6 +41,7 @@ struct opts {
 	unsigned int size;
 	long timeout;
 	int verbose;
+	int more;
 	const char *host;
 	const char *port;
 };
@@ -53,6 +54,7 @@ static void print_usage(FILE *f)
 		"           (default: connect to HOST PORT as the MPA Initiator)\n"
 		"  -6       use IPv6 (default IPv4)\n"
 		"  -m       require markers on what this end receives\n"
+		"  -M       send full ULPDUs with MSG_MORE (FPDU trains)\n"
 		"  -n       prefer no CRC (needs mpa.allow_no_crc=1)\n"
 		"  -p TEXT  private data for the Request (Initiator) or Reply (Responder)\n"
 		"  -s SIZE  largest ULPDU to send (default: MULPDU)\n"
@@ -256,7 +258,8 @@ static void pump(int fd, const struct opts *o, unsigned int size)
 			exit(IW_EXIT_RULE4);
 		}
 		if (pend && may_send && (p[1].revents & POLLOUT)) {
-			n = send(fd, tbuf, pend, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = send(fd, tbuf, pend, MSG_DONTWAIT | MSG_NOSIGNAL |
+				 (o->more && pend == size ? MSG_MORE : 0));
 			if (n < 0 && errno == EAGAIN)
 				busy = 1;	/* room for less than one FPDU: retry in 1 ms */
 			else if (n < 0 && errno != EINTR)
@@ -280,7 +283,7 @@ int main(int argc, char **argv)
 	char *end;
 	int c, fd;
 
-	while ((c = getopt_long(argc, argv, "l6mnp:s:t:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l6mMnp:s:t:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -290,6 +293,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			o.flags |= MPA_F_MARKERS;
+			break;
+		case 'M':
+			o.more = 1;
 			break;
 		case 'n':
 			o.flags |= MPA_F_NO_CRC;
