@@ -27,6 +27,8 @@ void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev)
  */
 void ddp_stream_stop(struct ddp_stream *s)
 {
+	if (!s->stopped)
+		ddp_mib_inc(s->mib, DDP_MIB_ERR_CATASTROPHIC);
 	s->stopped = true;
 }
 
@@ -42,6 +44,11 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 	if (s->stopped)
 		return;
 	s->stopped = true;
+	ddp_mib_inc(s->mib, ddp_mib_err(type, code));
+	if (type == DDP_WIRE_ETYPE_TAGGED &&
+	    (code == DDP_WIRE_ECODE_T_INVALID_STAG ||
+	     code == DDP_WIRE_ECODE_T_STAG_NOT_ASSOC))
+		ddp_mib_inc(s->mib, DDP_MIB_INVALID_STAG);
 	if (type != DDP_WIRE_ETYPE_LLP) {
 		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
 		ev.hdr = s->hdr;
@@ -245,6 +252,9 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		return;
 	}
 	if (seg->tagged) {
+		ddp_mib_add(s->mib, DDP_MIB_TAGGED_OCTETS, seg->payload_len);
+		if (seg->last)
+			ddp_mib_inc(s->mib, DDP_MIB_TAGGED_MSGS);
 		if (!s->t_len)
 			s->t_first_to = seg->to;
 		s->t_len += seg->payload_len;
@@ -259,6 +269,9 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		ddp_event(s, &ev);
 		return;
 	}
+	ddp_mib_add(s->mib, DDP_MIB_UNTAGGED_OCTETS, seg->payload_len);
+	if (seg->last)
+		ddp_mib_inc(s->mib, DDP_MIB_UNTAGGED_MSGS);
 	spin_lock_bh(&s->lock);
 	s->seg_buf->placed += seg->payload_len;
 	if (seg->last) {
