@@ -24,6 +24,7 @@
 #include <linux/xarray.h>
 #include <net/ddp.h>
 #include <net/mpa.h>
+#include <trace/events/ddp.h>
 
 #include "ddp_proto.h"
 

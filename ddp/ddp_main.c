@@ -17,6 +17,9 @@
 
 #include "ddp.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/ddp.h>
+
 static int __init ddp_init(void)
 {
 	/* the counters first: a stream caches them when it is bound */

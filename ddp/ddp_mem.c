@@ -206,6 +206,7 @@ EXPORT_SYMBOL_GPL(ddp_pd_alloc);
 static void ddp_stag_gone(struct ddp_pd *pd, const struct ddp_mr *mr)
 {
 	ddp_mib_inc(pd->mib, DDP_MIB_STAG_INVAL);
+	trace_ddp_stag_inval(pd->id, mr->stag, mr->base_to, mr->mem.len);
 }
 
 static void ddp_mr_free(struct ddp_mr *mr)
@@ -311,6 +312,7 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 		return ret;
 	}
 	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
+	trace_ddp_stag_reg(pd->id, *stag, base_to, mem->len);
 	return 0;
 }
 

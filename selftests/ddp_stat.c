@@ -5,11 +5,13 @@
  * exact value after a known sequence: messages placed, one test per RFC
  * 5041 section 7.2 error (sent by a hostile peer, a user-mode MPA socket
  * whose every send() is one DDP segment), an MPA (LLP) error, a reader
- * that does not keep up, STags registered and invalidated.
+ * that does not keep up, STags registered and invalidated. The ddp
+ * tracepoints are read back through tracefs.
  * Needs mpa.ko and ddp.ko loaded.
  */
 #include <errno.h>
 #include <net/if.h>
+#include <sys/mount.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -473,6 +475,123 @@ TEST(llp_error)
 	close(sfd);
 	close(pd);
 	iw_close_pair(fds);
+}
+
+/* ---- tracepoints ---- */
+
+static const char *tracefs(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char p[64];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/trace", dirs[i]);
+		if (!access(p, F_OK))
+			return dirs[i];
+	}
+	if (!mount("tracefs", dirs[0], "tracefs", 0, NULL))
+		return dirs[0];
+	return NULL;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char p[128];
+	int fd, ret;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* The whole trace buffer as one string (caller frees). */
+static char *read_trace(const char *dir)
+{
+	size_t len = 0, cap = 1 << 16;
+	char p[128], *buf = malloc(cap);
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/trace", dir);
+	fd = open(p, O_RDONLY);
+	if (fd < 0 || !buf)
+		return NULL;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				break;
+		}
+	}
+	close(fd);
+	if (buf)
+		buf[len] = 0;
+	return buf;
+}
+
+static void expect_trace(struct __test_metadata *_metadata, const char *trace,
+			 const char *want)
+{
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no '%s' in\n%s", want, trace);
+}
+
+/*
+ * Every ddp event: an STag registered, a tagged and an untagged segment
+ * placed, the STag invalidated, a segment refused.
+ */
+TEST_F(ddp, tracepoints)
+{
+	const char *dir = tracefs();
+	char want[160], *trace;
+	struct ddp_event ev;
+	struct seg s;
+	__u32 stag;
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_EQ(0, write_file(dir, "events/ddp/enable", "1"));
+	ASSERT_EQ(0, write_file(dir, "trace", ""));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, 4096, 0x5000,
+				   DDP_ACCESS_REMOTE_WRITE, -1, &stag));
+	seg_tagged(&s, T_LAST, stag, 0x5010, 100);
+	peer_send(_metadata, self, &s);
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(DDP_EV_TAGGED, ev.type);
+	seg_untagged(&s, DDP_WIRE_VERSION, 0, 1, 24, 40);
+	peer_send(_metadata, self, &s);
+	ASSERT_EQ(0, dt_wait_rx_fpdus(self->fds[1], self->fpdus));
+	ASSERT_EQ(0, iw_ddp_invalidate(self->pd, stag));
+	seg_untagged(&s, U_LAST, 2, 1, 0, 16);
+	peer_send(_metadata, self, &s);
+	ASSERT_EQ(1, iw_ddp_event(self->sfd, &ev, DDP_TMO_MS));
+	ASSERT_EQ(DDP_EV_ERROR, ev.type);
+	ASSERT_EQ(0, write_file(dir, "events/ddp/enable", "0"));
+	trace = read_trace(dir);
+	ASSERT_NE(NULL, trace);
+
+	snprintf(want, sizeof(want), " stag=0x%08x to=0x5000 len=4096", stag);
+	expect_trace(_metadata, trace, want);
+	expect_trace(_metadata, trace, "ddp_stag_reg: pd=");
+	expect_trace(_metadata, trace, "ddp_stag_inval: pd=");
+	snprintf(want, sizeof(want), " tagged stag=0x%x msn=0 to=0x5010 len=100 last\n",
+		 stag);
+	expect_trace(_metadata, trace, want);
+	expect_trace(_metadata, trace, " untagged qn=0x0 msn=1 mo=0x18 len=40\n");
+	snprintf(want, sizeof(want), " type=0x%x code=0x%02x len=%zu\n",
+		 DDP_WIRE_ETYPE_UNTAGGED, DDP_WIRE_ECODE_U_INVALID_MSN_NOBUF,
+		 s.len);
+	expect_trace(_metadata, trace, want);
+	expect_trace(_metadata, trace, "ddp_place: stream=");
+	expect_trace(_metadata, trace, "ddp_refuse: stream=");
+	free(trace);
 }
 
 TEST_HARNESS_MAIN
