@@ -182,7 +182,8 @@ struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 		return ERR_PTR(id);
 	}
 	pd->id = id;
-	pd->net = get_net(current->nsproxy->net_ns);
+	/* no namespaces left in an exiting task's last task_work */
+	pd->net = get_net(current->nsproxy ? current->nsproxy->net_ns : &init_net);
 	pd->mib = ddp_net_mib(pd->net);
 	xa_init(&pd->mrs);
 	get_random_bytes(&pd->stag_key, sizeof(pd->stag_key));
@@ -193,6 +194,9 @@ struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 
 /**
  * ddp_pd_alloc() - a new protection domain
+ *
+ * Its STags are counted in /proc/net/ddp_stat of the caller's network
+ * namespace, on which the PD holds a reference.
  *
  * Return: the PD, or an ERR_PTR.
  */
