@@ -77,7 +77,8 @@ demo:
 # ------------------------------------------------------------ installing
 # make install [DESTDIR=...] [PREFIX=/usr/local] [KDIR=...]: the modules
 # under /lib/modules/KVER/updates/iwarp (then depmod), the tools and their
-# man pages, the uapi headers and a modules-load.d snippet for ddp.ko
+# man pages, libiwarp (shared and static, libiwarp.h, libiwarp.pc, section 3
+# man pages: tools/lib/Makefile), the uapi headers and a modules-load.d snippet for ddp.ko
 # (which pulls in mpa.ko). mpa.ko alone loads on demand through its
 # TCP_ULP alias. dkms.conf and `make deb` package the same for DKMS.
 VERSION := 0.9.0
@@ -106,6 +107,7 @@ tools_install:
 		d=$(DESTDIR)$(PREFIX)/share/man/man$${p##*.}; \
 		install -d $$d && install -m 644 $$p $$d/ || exit 1; \
 	done
+	$(MAKE) -C tools/lib install PREFIX=$(PREFIX)
 
 install: modules_install headers_install tools_install
 	install -D -m 644 packaging/modules-load.conf \

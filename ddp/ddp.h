@@ -7,6 +7,7 @@
  * ddp_stream.c	streams: bind, release, posted buffers, sending
  * ddp_cdev.c	/dev/ddp and the stream files
  * ddp_proto.c	the pure protocol logic (headers, section 7.1 checks)
+ * ddp_proc.c	/proc/net/ddp_stat: per network namespace counters
  */
 #ifndef _DDP_H
 #define _DDP_H
@@ -15,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
@@ -22,8 +24,11 @@
 #include <linux/xarray.h>
 #include <net/ddp.h>
 #include <net/mpa.h>
+#include <trace/events/ddp.h>
 
 #include "ddp_proto.h"
+
+struct net;
 
 #define DDP_SEND_RETRIES	8	/* MULPDU changes in a row one segment survives */
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
@@ -32,6 +37,34 @@
 #define DDP_STAG_ROUNDS		8	/* of the Feistel permutation of indexes */
 #define DDP_STAG_TRIES		4096	/* index probes before -EBUSY */
 #define DDP_PIN_CHUNK		(PAGE_SIZE / sizeof(struct vm_area_struct *))
+
+/*
+ * Counters of /proc/net/ddp_stat (ddp_proc.c). The error counters follow
+ * the order of the RFC 5041 section 7.2 codes: see ddp_mib_err().
+ */
+enum ddp_mib_field {
+	DDP_MIB_TAGGED_MSGS,		/* tagged messages placed (last segment) */
+	DDP_MIB_TAGGED_OCTETS,		/* tagged payload octets placed */
+	DDP_MIB_UNTAGGED_MSGS,
+	DDP_MIB_UNTAGGED_OCTETS,
+	DDP_MIB_ERR_CATASTROPHIC,	/* 0x0/0x00 */
+	DDP_MIB_ERR_T_INVALID_STAG,	/* 0x1/0x00 to 0x1/0x04 */
+	DDP_MIB_ERR_T_BASE_BOUNDS,
+	DDP_MIB_ERR_T_STAG_NOT_ASSOC,
+	DDP_MIB_ERR_T_TO_WRAP,
+	DDP_MIB_ERR_T_INVALID_DV,
+	DDP_MIB_ERR_U_INVALID_QN,	/* 0x2/0x01 to 0x2/0x06 */
+	DDP_MIB_ERR_U_NO_BUFFER,
+	DDP_MIB_ERR_U_MSN_RANGE,
+	DDP_MIB_ERR_U_INVALID_MO,
+	DDP_MIB_ERR_U_TOO_LONG,
+	DDP_MIB_ERR_U_INVALID_DV,
+	DDP_MIB_ERR_LLP,		/* 0x3: MPA reported an error */
+	DDP_MIB_INVALID_STAG,		/* STags used that were not valid */
+	DDP_MIB_STAG_REG,		/* STags registered */
+	DDP_MIB_STAG_INVAL,		/* STags invalidated (or freed with their PD) */
+	DDP_MIB_MAX
+};
 
 /* PD and stream IDs share one space, so an STag's owner is unambiguous */
 extern struct ida ddp_ids;
@@ -86,6 +119,8 @@ struct ddp_mr {
  *	(under the xarray lock)
  * @stag_key: the PD's secret key of that permutation
  * @ref: the PD's own reference plus one per stream
+ * @net: the namespace of the task that created it (a reference)
+ * @mib: the counters of @net, for its STags
  */
 struct ddp_pd {
 	u32		id;
@@ -93,6 +128,8 @@ struct ddp_pd {
 	u32		stag_ctr;
 	siphash_key_t	stag_key;
 	refcount_t	ref;
+	struct net	*net;
+	unsigned long __percpu *mib;
 };
 
 /**
@@ -157,6 +194,7 @@ struct ddp_queue {
  *	(RDMAC) startup (RFC 5044 Appendix C)
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
+ * @mib: the counters of the socket's network namespace, cached at bind
  */
 struct ddp_stream {
 	struct ddp_pd		*pd;
@@ -183,7 +221,20 @@ struct ddp_stream {
 	bool			stopped;
 	u8			dv;
 	bool			shut;
+	unsigned long __percpu	*mib;
 };
+
+static inline void ddp_mib_add(unsigned long __percpu *mib,
+			       enum ddp_mib_field field, unsigned long n)
+{
+	this_cpu_add(mib[field], n);
+}
+
+static inline void ddp_mib_inc(unsigned long __percpu *mib,
+			       enum ddp_mib_field field)
+{
+	this_cpu_inc(mib[field]);
+}
 
 /* ddp_mem.c */
 void ddp_mem_release(struct ddp_mem *m, bool dirty);
@@ -206,6 +257,12 @@ void ddp_stream_stop(struct ddp_stream *s);
 /* ddp_stream.c */
 void ddp_rbuf_free(struct ddp_rbuf *b);
 int ddp_stream_shutdown(struct ddp_stream *s);
+
+/* ddp_proc.c */
+unsigned long __percpu *ddp_net_mib(const struct net *net);
+enum ddp_mib_field ddp_mib_err(u8 type, u8 code);
+int ddp_proc_init(void);
+void ddp_proc_exit(void);
 
 /* ddp_cdev.c */
 int ddp_cdev_init(void);

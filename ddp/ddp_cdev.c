@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -299,8 +300,43 @@ static long ddp_stream_ioctl(struct file *file, unsigned int cmd, unsigned long 
 	}
 }
 
+/*
+ * /proc/PID/fdinfo of a stream file: the stream and PD IDs (those of the
+ * ddp tracepoints), the queues with their posted buffers and the MSN
+ * expected next, the events waiting to be read.
+ */
+static void ddp_stream_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct ddp_ustream *us = file->private_data;
+	struct ddp_stream *s = us->s;
+	u32 posted[DDP_MAX_QUEUES], msn[DDP_MAX_QUEUES], pending, qn;
+	u64 lost;
+
+	spin_lock_bh(&s->lock);
+	for (qn = 0; qn < s->nqueues; qn++) {
+		posted[qn] = s->q[qn].nposted;
+		msn[qn] = s->q[qn].head_msn;
+	}
+	spin_unlock_bh(&s->lock);
+	spin_lock_bh(&us->lock);
+	pending = us->ev_tail - us->ev_head;
+	lost = us->ev_lost;
+	spin_unlock_bh(&us->lock);
+
+	seq_printf(m, "ddp-stream:\t%u\n", s->id);
+	seq_printf(m, "ddp-pd:\t%u\n", s->pd->id);
+	seq_printf(m, "ddp-version:\t%u\n", READ_ONCE(s->dv));
+	seq_printf(m, "stopped:\t%u\n", READ_ONCE(s->stopped));
+	seq_printf(m, "queues:\t%u\n", s->nqueues);
+	for (qn = 0; qn < s->nqueues; qn++)
+		seq_printf(m, "queue%u:\tposted %u msn %u\n", qn, posted[qn], msn[qn]);
+	seq_printf(m, "events-pending:\t%u\n", pending);
+	seq_printf(m, "events-lost:\t%llu\n", lost);
+}
+
 static const struct file_operations ddp_stream_fops = {
 	.owner		= THIS_MODULE,
+	.show_fdinfo	= ddp_stream_show_fdinfo,
 	.release	= ddp_stream_file_release,
 	.read		= ddp_stream_read,
 	.poll		= ddp_stream_poll,
@@ -443,8 +479,33 @@ static int ddp_pd_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * /proc/PID/fdinfo of a PD file: its ID, its tagged buffers (those bound
+ * to one of its streams too) and the user pages they keep pinned.
+ */
+static void ddp_pd_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct ddp_pd *pd = file->private_data;
+	unsigned long idx, pinned = 0;
+	struct ddp_mr *mr;
+	u32 nmr = 0;
+
+	xa_lock(&pd->mrs);
+	xa_for_each(&pd->mrs, idx, mr) {
+		nmr++;
+		if (mr->mem.mm)
+			pinned += mr->mem.npages;
+	}
+	xa_unlock(&pd->mrs);
+
+	seq_printf(m, "ddp-pd:\t%u\n", pd->id);
+	seq_printf(m, "mrs:\t%u\n", nmr);
+	seq_printf(m, "pinned-pages:\t%lu\n", pinned);
+}
+
 static const struct file_operations ddp_pd_fops = {
 	.owner		= THIS_MODULE,
+	.show_fdinfo	= ddp_pd_show_fdinfo,
 	.open		= ddp_pd_open,
 	.release	= ddp_pd_release,
 	.unlocked_ioctl	= ddp_pd_ioctl,

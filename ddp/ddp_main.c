@@ -17,15 +17,28 @@
 
 #include "ddp.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/ddp.h>
+
 static int __init ddp_init(void)
 {
-	int ret = mpa_register_consumer(&ddp_consumer);
+	/* the counters first: a stream caches them when it is bound */
+	int ret = ddp_proc_init();
 
 	if (ret)
 		return ret;
+	ret = mpa_register_consumer(&ddp_consumer);
+	if (ret)
+		goto err_proc;
 	ret = ddp_cdev_init();
 	if (ret)
-		mpa_unregister_consumer(&ddp_consumer);
+		goto err_consumer;
+	return 0;
+
+err_consumer:
+	mpa_unregister_consumer(&ddp_consumer);
+err_proc:
+	ddp_proc_exit();
 	return ret;
 }
 
@@ -33,6 +46,7 @@ static void __exit ddp_exit(void)
 {
 	ddp_cdev_exit();
 	mpa_unregister_consumer(&ddp_consumer);
+	ddp_proc_exit();
 }
 
 module_init(ddp_init);

@@ -8,12 +8,14 @@
 #include <linux/highmem.h>
 #include <linux/idr.h>
 #include <linux/mm.h>
+#include <linux/nsproxy.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <net/iwarp_compat.h>
+#include <net/net_namespace.h>
 
 #include "ddp.h"
 
@@ -163,7 +165,10 @@ void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len)
 
 /* ---- protection domains and tagged buffers ---- */
 
-/* A user's PD (/dev/ddp) is charged to the user's memory cgroup. */
+/*
+ * A user's PD (/dev/ddp) is charged to the user's memory cgroup. Its
+ * STags are counted in the network namespace of the task creating it.
+ */
 struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 {
 	struct ddp_pd *pd = kzalloc(sizeof(*pd), gfp);
@@ -177,6 +182,9 @@ struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 		return ERR_PTR(id);
 	}
 	pd->id = id;
+	/* no namespaces left in an exiting task's last task_work */
+	pd->net = get_net(current->nsproxy ? current->nsproxy->net_ns : &init_net);
+	pd->mib = ddp_net_mib(pd->net);
 	xa_init(&pd->mrs);
 	get_random_bytes(&pd->stag_key, sizeof(pd->stag_key));
 	pd->stag_ctr = get_random_u32() & DDP_STAG_INDEX_MAX;
@@ -187,6 +195,9 @@ struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 /**
  * ddp_pd_alloc() - a new protection domain
  *
+ * Its STags are counted in /proc/net/ddp_stat of the caller's network
+ * namespace, on which the PD holds a reference.
+ *
  * Return: the PD, or an ERR_PTR.
  */
 struct ddp_pd *ddp_pd_alloc(void)
@@ -194,6 +205,13 @@ struct ddp_pd *ddp_pd_alloc(void)
 	return __ddp_pd_alloc(GFP_KERNEL);
 }
 EXPORT_SYMBOL_GPL(ddp_pd_alloc);
+
+/* An STag is invalidated or freed with its PD. */
+static void ddp_stag_gone(struct ddp_pd *pd, const struct ddp_mr *mr)
+{
+	ddp_mib_inc(pd->mib, DDP_MIB_STAG_INVAL);
+	trace_ddp_stag_inval(pd->id, mr->stag, mr->base_to, mr->mem.len);
+}
 
 static void ddp_mr_free(struct ddp_mr *mr)
 {
@@ -213,10 +231,13 @@ void ddp_pd_put(struct ddp_pd *pd)
 	if (!refcount_dec_and_test(&pd->ref))
 		return;
 	/* no stream is left: nothing places into these buffers */
-	xa_for_each(&pd->mrs, idx, mr)
+	xa_for_each(&pd->mrs, idx, mr) {
+		ddp_stag_gone(pd, mr);
 		ddp_mr_free(mr);
+	}
 	xa_destroy(&pd->mrs);
 	ida_free(&ddp_ids, pd->id);
+	put_net(pd->net);
 	kfree(pd);
 }
 EXPORT_SYMBOL_GPL(ddp_pd_put);
@@ -290,9 +311,13 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	mr->base_to = base_to;
 	mr->access = access;
 	ret = ddp_mr_insert(pd, mr, stag);
-	if (ret)
+	if (ret) {
 		kfree(mr);
-	return ret;
+		return ret;
+	}
+	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
+	trace_ddp_stag_reg(pd->id, *stag, base_to, mem->len);
+	return 0;
 }
 
 /**
@@ -342,6 +367,7 @@ int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 	mr = xa_load(&pd->mrs, stag >> 8);
 	if (!mr || mr->stag != stag) {
 		xa_unlock(&pd->mrs);
+		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
 		return -ENOENT;
 	}
 	WRITE_ONCE(mr->valid, false);
@@ -349,6 +375,7 @@ int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 	xa_unlock(&pd->mrs);
 	/* placement looks buffers up under rcu_read_lock() */
 	synchronize_rcu();
+	ddp_stag_gone(pd, mr);
 	ddp_mr_free(mr);
 	return 0;
 }
@@ -390,6 +417,8 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 		return;
 	/* placement looks buffers up under rcu_read_lock() */
 	synchronize_rcu();
-	list_for_each_entry_safe(mr, tmp, &dead, dead)
+	list_for_each_entry_safe(mr, tmp, &dead, dead) {
+		ddp_stag_gone(s->pd, mr);
 		ddp_mr_free(mr);
+	}
 }

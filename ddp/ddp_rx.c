@@ -27,6 +27,11 @@ void ddp_event(struct ddp_stream *s, const struct ddp_stream_event *ev)
  */
 void ddp_stream_stop(struct ddp_stream *s)
 {
+	if (!s->stopped) {
+		ddp_mib_inc(s->mib, DDP_MIB_ERR_CATASTROPHIC);
+		trace_ddp_refuse(s->id, DDP_WIRE_ETYPE_CATASTROPHIC,
+				 DDP_WIRE_ECODE_CATASTROPHIC, 0);
+	}
 	s->stopped = true;
 }
 
@@ -42,6 +47,12 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 	if (s->stopped)
 		return;
 	s->stopped = true;
+	trace_ddp_refuse(s->id, type, code, seg_len);
+	ddp_mib_inc(s->mib, ddp_mib_err(type, code));
+	if (type == DDP_WIRE_ETYPE_TAGGED &&
+	    (code == DDP_WIRE_ECODE_T_INVALID_STAG ||
+	     code == DDP_WIRE_ECODE_T_STAG_NOT_ASSOC))
+		ddp_mib_inc(s->mib, DDP_MIB_INVALID_STAG);
 	if (type != DDP_WIRE_ETYPE_LLP) {
 		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
 		ev.hdr = s->hdr;
@@ -244,7 +255,13 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		ddp_error(s, s->seg_err.type, s->seg_err.code, len);
 		return;
 	}
+	trace_ddp_place(s->id, seg->tagged, seg->tagged ? seg->stag : seg->qn,
+			seg->tagged ? 0 : seg->msn, seg->tagged ? seg->to : seg->mo,
+			seg->payload_len, seg->last);
 	if (seg->tagged) {
+		ddp_mib_add(s->mib, DDP_MIB_TAGGED_OCTETS, seg->payload_len);
+		if (seg->last)
+			ddp_mib_inc(s->mib, DDP_MIB_TAGGED_MSGS);
 		if (!s->t_len)
 			s->t_first_to = seg->to;
 		s->t_len += seg->payload_len;
@@ -259,6 +276,9 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		ddp_event(s, &ev);
 		return;
 	}
+	ddp_mib_add(s->mib, DDP_MIB_UNTAGGED_OCTETS, seg->payload_len);
+	if (seg->last)
+		ddp_mib_inc(s->mib, DDP_MIB_UNTAGGED_MSGS);
 	spin_lock_bh(&s->lock);
 	s->seg_buf->placed += seg->payload_len;
 	if (seg->last) {

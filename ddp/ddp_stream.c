@@ -64,6 +64,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	s->sock = sock;
 	s->ops = ops;
 	s->priv = priv;
+	s->mib = ddp_net_mib(sock_net(sock->sk));
 	s->dv = DDP_WIRE_VERSION;
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {

@@ -146,7 +146,8 @@ static void print_usage(FILE *f)
 		"  --connect-addr A  source's target (default: the listen address)\n"
 		"  --sink-netns NAME    sink socket in /run/netns/NAME\n"
 		"  --source-netns NAME  source socket in /run/netns/NAME\n"
-		"  --help       this text\n");
+		"  --help       this text\n"
+		"  --version    print the version\n");
 }
 
 /* ---- connection setup ---- */
@@ -692,6 +693,7 @@ int main(int argc, char **argv)
 		{ "sink-netns", required_argument, NULL, 'N' },
 		{ "source-netns", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfg one = { "ddp tagged", M_TAGGED, 0 };
@@ -758,6 +760,9 @@ int main(int argc, char **argv)
 		case 'n':
 			source_netns = optarg;
 			break;
+		case 'V':
+			iw_print_version();
+			return 0;
 		case 'h':
 			print_usage(stdout);
 			return 0;

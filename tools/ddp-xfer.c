@@ -236,6 +236,7 @@ static void print_usage(FILE *f)
 		"  -t SEC   give up after SEC seconds without progress (default 60, 0: never)\n"
 		"  -v       print the protocol steps and the MPA statistics\n"
 		"  --help   this text\n"
+		"  --version  print the version\n"
 		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 SHA-256 mismatch,\n"
 		"4 protocol error or rejected, 10 system error, 11 usage.\n");
 }
@@ -686,6 +687,7 @@ int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -714,6 +716,9 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case 'V':
+			iw_print_version();
+			return 0;
 		case 'h':
 			print_usage(stdout);
 			return 0;

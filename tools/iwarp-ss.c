@@ -26,7 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define IWARP_SS_VERSION "0.9.0"
+#include "libiwarp.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 			o.json = true;
 			break;
 		case 'V':
-			printf("iwarp-ss %s\n", IWARP_SS_VERSION);
+			iw_print_version();
 			return 0;
 		case 'h':
 			print_usage(stdout);

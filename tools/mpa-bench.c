@@ -130,6 +130,7 @@ static void print_usage(FILE *f)
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
 		"  -6           use IPv6 loopback (default IPv4)\n"
 		"  --help       this text\n"
+		"  --version    print the version\n"
 		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
 }
 
@@ -852,6 +853,7 @@ int main(int argc, char **argv)
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cfg c = { "mpa", 1, 0, 0 };
@@ -909,6 +911,9 @@ int main(int argc, char **argv)
 		case '6':
 			family = AF_INET6;
 			break;
+		case 'V':
+			iw_print_version();
+			return 0;
 		case 'h':
 			print_usage(stdout);
 			return 0;

@@ -61,6 +61,7 @@ static void print_usage(FILE *f)
 		"  -t MS    MPA startup timeout in milliseconds (0: none)\n"
 		"  -v       print the MPA statistics at the end\n"
 		"  --help   this text\n"
+		"  --version  print the version\n"
 		"Exit status: 0 after a clean close, 1..4 the RFC 5044 error code,\n"
 		"10 system error, 11 usage, 12 rejected, 13 Responder could not send.\n");
 }
@@ -274,6 +275,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .family = AF_INET, .timeout = -1 };
@@ -326,6 +328,9 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case 'V':
+			iw_print_version();
+			return 0;
 		case 'h':
 			print_usage(stdout);
 			return 0;

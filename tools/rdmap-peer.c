@@ -212,6 +212,7 @@ static void print_usage(FILE *f)
 		"                   Write, Read and Send RTR; the Initiator sends the\n"
 		"                   agreed RTR first, the Responder waits for it\n"
 		"  --help           this text\n"
+		"  --version        print the version\n"
 		"CRC requested, no markers, IRD = ORD = 8 (revision 2).\n"
 		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 data mismatch,\n"
 		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
@@ -1092,6 +1093,7 @@ int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "send-exchange", no_argument, NULL, 'X' },
 		{ "rping", no_argument, NULL, 'R' },
 		{ "p2p", no_argument, NULL, 'P' },
@@ -1144,6 +1146,9 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case 'V':
+			iw_print_version();
+			return 0;
 		case 'h':
 			print_usage(stdout);
 			return 0;

@@ -11,6 +11,10 @@
 
 #include "libiwarp.h"
 
+#ifndef IW_VERSION
+#define IW_VERSION	"unknown"
+#endif
+
 /**
  * iw_vmsg() - print "program: " and a message on stderr
  * @fmt: printf format of the message (no newline)
@@ -44,4 +48,23 @@ void iw_die_sys(const char *what)
 {
 	iw_msg("%s: %s", what, strerror(errno));
 	exit(IW_EXIT_SYS);
+}
+
+/**
+ * iw_version() - the version of the project the library was built from
+ *
+ * Return: a string such as "0.9.0", the VERSION of the top Makefile.
+ */
+const char *iw_version(void)
+{
+	return IW_VERSION;
+}
+
+/**
+ * iw_print_version() - print "program version" on stdout, for --version
+ */
+void iw_print_version(void)
+{
+	printf("%s (iwarp-mpa-ddp) %s\n", program_invocation_short_name,
+	       iw_version());
 }

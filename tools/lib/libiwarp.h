@@ -6,6 +6,10 @@
  * tools (mpa-cat, mpa-bench, ddp-xfer, ddp-bench, rdmap-peer) and by the
  * selftests.
  *
+ * Installed as libiwarp.so with this header and libiwarp.pc
+ * (`make -C tools/lib install`); the man pages are libiwarp(3),
+ * iw_sock(3), iw_mpa(3), iw_ddp(3) and iw_msg(3).
+ *
  * Every call but those of iw_msg.c returns -1 (or a documented
  * sentinel) with errno set on failure and never prints or exits: the
  * caller decides what a failure means. Every name has the iw_ or IW_ prefix, which no kernel symbol
@@ -110,5 +114,7 @@ const char *iw_ddp_err_name(unsigned int type, unsigned int code);
 __printf(1, 0) void iw_vmsg(const char *fmt, va_list ap);
 __printf(1, 2) void iw_msg(const char *fmt, ...);
 __noreturn void iw_die_sys(const char *what);
+const char *iw_version(void);
+void iw_print_version(void);
 
 #endif /* _LIBIWARP_H */
