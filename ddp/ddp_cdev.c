@@ -126,7 +126,9 @@ static void ddp_user_event(struct ddp_stream *s,
 		ddp_stream_stop(s);
 	}
 	spin_unlock_bh(&us->lock);
-	wake_up_interruptible(&us->wq);
+	/* a busy reader drains the ring without sleeping: no wakeup to pay */
+	if (wq_has_sleeper(&us->wq))
+		wake_up_interruptible(&us->wq);
 }
 
 static const struct ddp_stream_ops ddp_user_ops = {
