@@ -252,36 +252,81 @@ static long ddp_ioc_post_recv(struct ddp_ustream *us, void __user *arg)
 	return ret;
 }
 
-static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
+/* one struct ddp_send, already copied from user space */
+static int ddp_send_one(struct ddp_ustream *us, const struct ddp_send *sd)
 {
-	struct ddp_send sd;
 	struct ddp_msg msg;
 	struct iov_iter it;
 	struct iovec iov;
 	int ret;
 
-	if (copy_from_user(&sd, arg, sizeof(sd)))
-		return -EFAULT;
-	if (sd.pad0 || memchr_inv(sd.pad, 0, sizeof(sd.pad)))
+	if (sd->pad0 || memchr_inv(sd->pad, 0, sizeof(sd->pad)))
 		return -EINVAL;
-	if (sd.len > DDP_MAX_MSG_LEN - 1)
+	if (sd->len > DDP_MAX_MSG_LEN - 1)
 		return -EMSGSIZE;
-	ret = iwarp_import_ubuf(ITER_SOURCE, u64_to_user_ptr(sd.addr), sd.len,
+	ret = iwarp_import_ubuf(ITER_SOURCE, u64_to_user_ptr(sd->addr), sd->len,
 				&iov, &it);
 	if (ret)
 		return ret;
-	if (iov_iter_count(&it) != sd.len)
+	if (iov_iter_count(&it) != sd->len)
 		return -EMSGSIZE;
-	if (sd.flags & ~DDP_SEND_TAGGED)
+	if (sd->flags & ~DDP_SEND_TAGGED)
 		return -EINVAL;
 	msg = (struct ddp_msg){
-		.tagged = sd.flags & DDP_SEND_TAGGED,
-		.qn = sd.qn,
-		.stag = sd.stag,
-		.to = sd.to,
+		.tagged = sd->flags & DDP_SEND_TAGGED,
+		.qn = sd->qn,
+		.stag = sd->stag,
+		.to = sd->to,
 	};
-	memcpy(msg.rsvdulp, sd.rsvdulp, sizeof(msg.rsvdulp));
+	memcpy(msg.rsvdulp, sd->rsvdulp, sizeof(msg.rsvdulp));
 	return ddp_send_msg(us->s, &msg, &it);
+}
+
+static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
+{
+	struct ddp_send sd;
+
+	if (copy_from_user(&sd, arg, sizeof(sd)))
+		return -EFAULT;
+	return ddp_send_one(us, &sd);
+}
+
+/*
+ * Many messages in one system call: for small messages the call, not
+ * the data, is the cost. They go out in order; the first that fails
+ * ends the batch, @done says how many went.
+ */
+static long ddp_ioc_send_batch(struct ddp_ustream *us, void __user *arg)
+{
+	struct ddp_send_batch __user *ub = arg;
+	struct ddp_send_batch b;
+	struct ddp_send __user *us_sd;
+	struct ddp_send sd;
+	int ret = 0;
+	u32 i;
+
+	if (copy_from_user(&b, ub, sizeof(b)))
+		return -EFAULT;
+	if (!b.count || b.count > DDP_SEND_BATCH_MAX)
+		return -EINVAL;
+	us_sd = u64_to_user_ptr(b.sends);
+	for (i = 0; i < b.count; i++) {
+		if (copy_from_user(&sd, us_sd + i, sizeof(sd))) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = ddp_send_one(us, &sd);
+		if (ret)
+			break;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			i++;
+			break;
+		}
+	}
+	if (put_user(i, &ub->done))
+		return -EFAULT;
+	return i == b.count ? 0 : ret;
 }
 
 static long ddp_stream_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -295,6 +340,8 @@ static long ddp_stream_ioctl(struct file *file, unsigned int cmd, unsigned long 
 		return ddp_ioc_post_recv(us, uarg);
 	case DDP_IOC_SEND:
 		return ddp_ioc_send(us, uarg);
+	case DDP_IOC_SEND_BATCH:
+		return ddp_ioc_send_batch(us, uarg);
 	case DDP_IOC_SHUTDOWN:
 		return ddp_stream_shutdown(us->s);
 	default:

@@ -258,6 +258,8 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		q = &s->q[msg->qn];
 		msn = q->tx_msn;
 	}
+	/* one lock for the message: its segments make one FPDU train */
+	mpa_send_begin(s->conn);
 	for (;;) {
 		/* the MULPDU follows the path MTU: take it for each segment */
 		ddp_seg_resize(&it, ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
@@ -269,17 +271,21 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		else
 			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
 					       msg->qn, msn, off);
-		/* a train: TCP may hold a short skb for the next segment */
-		ret = mpa_sendv(s->conn, &h, hlen, data, len, last ? 0 : MSG_MORE);
+		ret = mpa_sendv_locked(s->conn, &h, hlen, data, len,
+				       last ? 0 : MSG_MORE);
 		/* the MTU shrank since the MULPDU was read: cut it again */
 		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
 			ddp_seg_unget(&it, len);
 			continue;
 		}
 		if (ret < 0)
-			goto out;
+			break;
 		retries = 0;
+		ret = 0;
 	}
+	mpa_send_end(s->conn);
+	if (ret < 0)
+		goto out;
 	if (q)
 		q->tx_msn = ddp_msn_next(msn);
 	ret = 0;

@@ -298,13 +298,62 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 {
 	int ret;
 
-	mpa_lock_tx(conn);
-	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
-			      flags | MSG_NOSIGNAL);
-	mpa_unlock_tx(conn);
+	mpa_send_begin(conn);
+	ret = mpa_sendv_locked(conn, hdr, hdr_len, data, data_len, flags);
+	mpa_send_end(conn);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mpa_sendv);
+
+/**
+ * mpa_send_begin() - take the connection for a series of sends
+ * @conn: the connection
+ *
+ * The segments of one message go out under one lock, as a TCP write
+ * does: call mpa_sendv_locked() for each, then mpa_send_end(). Received
+ * data for the socket waits in TCP's backlog meanwhile (or while a send
+ * sleeps for send space, when it is processed).
+ *
+ * Context: process context; sleeps.
+ */
+void mpa_send_begin(struct mpa_conn *conn)
+{
+	mpa_lock_tx(conn);
+}
+EXPORT_SYMBOL_GPL(mpa_send_begin);
+
+/**
+ * mpa_sendv_locked() - mpa_sendv() between mpa_send_begin() and mpa_send_end()
+ * @conn: the connection
+ * @hdr: the first octets of the ULPDU
+ * @hdr_len: their number
+ * @data: the rest
+ * @data_len: its length; @hdr_len + @data_len at most mpa_conn_mulpdu()
+ * @flags: MSG_DONTWAIT, MSG_MORE, or 0, as for mpa_send()
+ *
+ * Context: process context, after mpa_send_begin(); may sleep unless
+ * MSG_DONTWAIT.
+ * Return: as mpa_sendv().
+ */
+int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+		     struct iov_iter *data, u32 data_len, int flags)
+{
+	return mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
+			       flags | MSG_NOSIGNAL);
+}
+EXPORT_SYMBOL_GPL(mpa_sendv_locked);
+
+/**
+ * mpa_send_end() - release the connection taken by mpa_send_begin()
+ * @conn: the connection
+ *
+ * TCP then processes what arrived meanwhile (acknowledgements, data).
+ */
+void mpa_send_end(struct mpa_conn *conn)
+{
+	mpa_unlock_tx(conn);
+}
+EXPORT_SYMBOL_GPL(mpa_send_end);
 
 /**
  * mpa_conn_mulpdu() - largest ULPDU mpa_send() accepts now

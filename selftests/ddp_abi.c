@@ -67,6 +67,8 @@ TEST(ioctl_numbers)
 	EXPECT_EQ(_IOW('J', 4, struct ddp_post_recv), DDP_IOC_POST_RECV);
 	EXPECT_EQ(_IOW('J', 5, struct ddp_send), DDP_IOC_SEND);
 	EXPECT_EQ(_IO('J', 6), DDP_IOC_SHUTDOWN);
+	EXPECT_EQ(_IOWR('J', 7, struct ddp_send_batch), DDP_IOC_SEND_BATCH);
+	EXPECT_EQ(16, sizeof(struct ddp_send_batch));
 
 	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
@@ -159,6 +161,71 @@ TEST_F(stream, tagged_send_rsvdulp)
 	EXPECT_EQ(0, memcmp(g.buf, src, sizeof(src)));
 	EXPECT_EQ(0, iw_ddp_event(self->peer, &ev, 100));
 	dt_gbuf_free(&g);
+}
+
+/*
+ * DDP_IOC_SEND_BATCH: messages in order, one untagged message per entry
+ * with consecutive MSNs; the first bad entry ends the batch with its
+ * error and @done tells how many went; a bad array pointer is EFAULT; a
+ * count of 0 or above DDP_SEND_BATCH_MAX is EINVAL.
+ */
+TEST_F(stream, send_batch)
+{
+	struct ddp_send sd[4];
+	struct ddp_send_batch b = { .sends = (uintptr_t)sd };
+	struct ddp_event ev;
+	__u8 src[4][64], dst[4][64];
+	int i;
+
+	memset(sd, 0, sizeof(sd));
+	for (i = 0; i < 4; i++) {
+		dt_fill(src[i], sizeof(src[i]), 10 + i);
+		sd[i].addr = (uintptr_t)src[i];
+		sd[i].len = sizeof(src[i]) - i;
+		ASSERT_EQ(0, iw_ddp_post_recv(self->peer, dst[i], sizeof(dst[i]), 0, i));
+	}
+	/* entry 2 is bad (pad0): entries 0 and 1 go, done = 2, EINVAL */
+	sd[2].pad0 = 1;
+	b.count = 4;
+	b.done = 77;
+	EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(2, b.done);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, iw_ddp_event(self->peer, &ev, DDP_TMO_MS));
+		EXPECT_EQ(DDP_EV_RECV, ev.type);
+		EXPECT_EQ(i, ev.cookie);
+		EXPECT_EQ(i + 1, ev.msn);
+		EXPECT_EQ(sizeof(src[i]) - i, ev.len);
+		EXPECT_EQ(0, memcmp(dst[i], src[i], ev.len));
+	}
+	EXPECT_EQ(0, iw_ddp_event(self->peer, &ev, 100));
+	/* the rest, fixed: all go, MSNs 3 and 4 */
+	sd[2].pad0 = 0;
+	b.sends = (uintptr_t)&sd[2];
+	b.count = 2;
+	EXPECT_EQ(0, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(2, b.done);
+	for (i = 2; i < 4; i++) {
+		ASSERT_EQ(1, iw_ddp_event(self->peer, &ev, DDP_TMO_MS));
+		EXPECT_EQ(i, ev.cookie);
+		EXPECT_EQ(i + 1, ev.msn);
+		EXPECT_EQ(0, memcmp(dst[i], src[i], ev.len));
+	}
+	/* nothing goes for a bad array, a count of 0 or too many */
+	b.sends = 8;
+	b.count = 1;
+	EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, b.done);
+	b.sends = (uintptr_t)sd;
+	b.count = 0;
+	EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b.count = DDP_SEND_BATCH_MAX + 1;
+	EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, iw_ddp_event(self->peer, &ev, 100));
 }
 
 /*

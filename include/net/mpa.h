@@ -10,7 +10,7 @@
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
  * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_sendv(),
- * mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
+ * mpa_send_begin(), mpa_sendv_locked(), mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
  * sleep.
  */
 #ifndef _NET_MPA_H
@@ -110,6 +110,10 @@ int mpa_send(struct mpa_conn *conn, struct kvec *vec, size_t nr, size_t len,
 	     int flags);
 int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 	      struct iov_iter *data, u32 data_len, int flags);
+void mpa_send_begin(struct mpa_conn *conn);
+int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+		     struct iov_iter *data, u32 data_len, int flags);
+void mpa_send_end(struct mpa_conn *conn);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
 void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info);
 

@@ -99,6 +99,22 @@ struct ddp_send {
 	__u8	pad[3];
 };
 
+/* most messages one DDP_IOC_SEND_BATCH takes */
+#define DDP_SEND_BATCH_MAX	1024
+
+/**
+ * struct ddp_send_batch - argument of DDP_IOC_SEND_BATCH (on a stream fd)
+ * @sends: an array of @count struct ddp_send, sent in order
+ * @count: its length, 1 to DDP_SEND_BATCH_MAX
+ * @done: set to the number of messages sent; when it is less than
+ *	@count, the ioctl fails with the error of message @done
+ */
+struct ddp_send_batch {
+	__u64	sends;
+	__u32	count;
+	__u32	done;
+};
+
 /* struct ddp_event.type */
 enum ddp_event_type {
 	DDP_EV_RECV = 1,	/* an untagged message completed into a posted buffer */
@@ -154,5 +170,6 @@ struct ddp_event {
 #define DDP_IOC_POST_RECV	_IOW(DDP_IOC_MAGIC, 4, struct ddp_post_recv)
 #define DDP_IOC_SEND		_IOW(DDP_IOC_MAGIC, 5, struct ddp_send)
 #define DDP_IOC_SHUTDOWN	_IO(DDP_IOC_MAGIC, 6)	/* graceful: send all, then FIN */
+#define DDP_IOC_SEND_BATCH	_IOWR(DDP_IOC_MAGIC, 7, struct ddp_send_batch)
 
 #endif /* _UAPI_LINUX_DDP_H */
