@@ -259,9 +259,7 @@ void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
 		info->ord = c->v2.ord;
 		if (c->v2.p2p)
 			info->flags |= MPA_I_P2P;
-		info->rtr = (c->v2.rtr & MPA_RTR_SEND ? MPA_F_RTR_SEND : 0) |
-			    (c->v2.rtr & MPA_RTR_WRITE ? MPA_F_RTR_WRITE : 0) |
-			    (c->v2.rtr & MPA_RTR_READ ? MPA_F_RTR_READ : 0);
+		info->rtr = c->v2.rtr;
 		if (c->rx.markers)
 			info->flags |= MPA_I_MARKERS_RX;
 		if (c->markers_tx)
