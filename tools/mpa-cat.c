@@ -320,20 +320,12 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
-		case 'h':
-			print_usage(stdout);
-			return 0;
 		default:
-			print_usage(stderr);
-			return IW_EXIT_USAGE;
+			return iw_usage(print_usage, c == 'h');
 		}
 	}
-	if (argc - optind != 2) {
-		print_usage(stderr);
-		return IW_EXIT_USAGE;
-	}
-	o.host = argv[optind];
-	o.port = argv[optind + 1];
+	if (iw_host_port(argc, argv, &o.host, &o.port))
+		return iw_usage(print_usage, false);
 	signal(SIGPIPE, SIG_IGN);
 
 	fd = open_socket(&o);
