@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers shared by the shell tests, sourced after "here" is set:
+# TAP lines with a running count, module checks, and a temporary directory
+# with background processes that go away when the test exits.
+
+# shellcheck disable=SC2034 # n and fail are the sourcing test's
+n=0 fail=0
+
+# check DESCRIPTION COMMAND...: one TAP line for COMMAND's status
+check() {
+	local d=$1
+
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n $d"
+	else
+		echo "not ok $n $d"
+		fail=1
+	fi
+}
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
+
+# loaded MODULE: is it in /proc/modules
+loaded() { grep -q "^$1 " /proc/modules; }
+
+# wait_listen PORT: wait up to 10 s for a socket in state LISTEN on PORT
+wait_listen() {
+	local hex
+
+	hex=$(printf ':%04X ' "$1")
+	for _ in $(seq 200); do
+		grep -q "$hex.* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# use_tmp: $tmp, a fresh directory, and $pids, processes to kill; both
+# cleaned up on exit
+use_tmp() {
+	tmp=$(mktemp -d)
+	pids=()
+	trap cleanup EXIT
+}
+
+# shellcheck disable=SC2317 # runs through the trap of use_tmp
+cleanup() {
+	local p
+
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
