@@ -40,6 +40,20 @@ wait_listen() {
 	return 1
 }
 
+# start_capture PORT FILE [READY]: tshark on lo for tcp port PORT into
+# FILE, its pid in $tpid (and $pids); waits up to 3 minutes (tshark starts
+# slowly under emulation) for READY, default "Capturing on", in its output
+start_capture() {
+	tshark -i lo -f "tcp port $1" -w "$2" > "$tmp/t.err" 2>&1 &
+	tpid=$!
+	pids+=("$tpid")
+	for _ in $(seq 1800); do
+		grep -q "${3:-Capturing on}" "$tmp/t.err" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # use_tmp: $tmp, a fresh directory, and $pids, processes to kill; both
 # cleaned up on exit
 use_tmp() {

@@ -158,14 +158,7 @@ if ! command -v tshark > /dev/null; then
 else
 	port=$((port + 1))
 	cap=$tmp/cap.pcapng
-	# tshark starts slowly under emulation: wait up to 3 minutes
-	tshark -i lo -f "tcp port $port" -w "$cap" > "$tmp/t.err" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
-	for i in $(seq 1800); do
-		grep -q 'Capturing on' "$tmp/t.err" && break
-		sleep 0.1
-	done
+	start_capture "$port" "$cap"
 	port=$((port - 1))
 	head -c $((256 << 10)) "$tmp/big" > "$tmp/i.in"
 	: > "$tmp/r.in"
