@@ -26,7 +26,7 @@ fi
 
 port=$((20000 + RANDOM % 20000))
 cap=$tmp/cap.pcapng
-start_capture "$port" "$cap" 'Capture started'
+start_capture "$port" "$cap"
 sleep 1
 "$prog" --capture-run "$port" > "$tmp/run.out" 2> "$tmp/run.err"
 st=$?

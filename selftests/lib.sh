@@ -28,27 +28,30 @@ not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 # loaded MODULE: is it in /proc/modules
 loaded() { grep -q "^$1 " /proc/modules; }
 
-# wait_listen PORT: wait up to 10 s for a socket in state LISTEN on PORT
+# wait_listen PORT [DIR]: wait up to 10 s for a socket in state LISTEN on
+# PORT in DIR/tcp or DIR/tcp6; DIR is /proc/net, or /proc/PID/net for the
+# network namespace of PID
 wait_listen() {
-	local hex
+	local hex dir=${2:-/proc/net}
 
 	hex=$(printf ':%04X ' "$1")
 	for _ in $(seq 200); do
-		grep -q "$hex.* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		grep -q "$hex.* 0A " "$dir/tcp" "$dir/tcp6" 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1
 }
 
-# start_capture PORT FILE [READY]: tshark on lo for tcp port PORT into
-# FILE, its pid in $tpid (and $pids); waits up to 3 minutes (tshark starts
-# slowly under emulation) for READY, default "Capturing on", in its output
+# start_capture PORT FILE: tshark on lo for tcp port PORT into FILE, its
+# pid in $tpid (and $pids); waits up to 3 minutes (tshark starts slowly
+# under emulation) for "Capture started": its earlier "Capturing on" line
+# comes before the capture does, and packets sent then are missed
 start_capture() {
 	tshark -i lo -f "tcp port $1" -w "$2" > "$tmp/t.err" 2>&1 &
 	tpid=$!
 	pids+=("$tpid")
 	for _ in $(seq 1800); do
-		grep -q "${3:-Capturing on}" "$tmp/t.err" && return 0
+		grep -q 'Capture started' "$tmp/t.err" && return 0
 		sleep 0.1
 	done
 	return 1
