@@ -310,10 +310,10 @@ static void ddp_peer_closed(struct mpa_conn *conn)
 /* DDP version 0 goes with MPA revision 0 (RFC 5044 Appendix C). */
 void ddp_set_version(struct ddp_stream *s, struct mpa_conn *conn)
 {
-	struct mpa_info info;
+	struct mpa_conn_attrs a;
 
-	mpa_conn_info(conn, &info);
-	s->dv = info.state != MPA_S_IDLE && info.rev == 0 ? 0 : DDP_WIRE_VERSION;
+	mpa_conn_info(conn, &a);
+	s->dv = a.state != MPA_S_IDLE && a.rev == 0 ? 0 : DDP_WIRE_VERSION;
 }
 
 /* Startup stays with whoever started MPA on the socket. */

@@ -261,6 +261,7 @@ void mpa_fail(struct mpa_conn *c, u32 code, int err);
 void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp);
 int mpa_wait(struct mpa_conn *c, long *timeo,
 	     bool (*cond)(const struct mpa_conn *c));
+void mpa_get_attrs(const struct mpa_conn *c, struct mpa_conn_attrs *a);
 void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info);
 void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats);
 

@@ -265,7 +265,7 @@ static int mpa_send_frame(struct mpa_conn *c, bool request, bool reject,
 	return ret < 0 ? ret : 0;
 }
 
-#define MPA_F_V2 (MPA_F_P2P | MPA_F_RTR_SEND | MPA_F_RTR_WRITE | MPA_F_RTR_READ)
+#define MPA_F_V2 (MPA_F_P2P | MPA_F_RTR_ALL)
 
 int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 {
@@ -309,9 +309,7 @@ int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 		.ird = s->ird,
 		.ord = s->ord,
 		.p2p = s->flags & MPA_F_P2P,
-		.rtr = (s->flags & MPA_F_RTR_SEND ? MPA_RTR_SEND : 0) |
-		       (s->flags & MPA_F_RTR_WRITE ? MPA_RTR_WRITE : 0) |
-		       (s->flags & MPA_F_RTR_READ ? MPA_RTR_READ : 0),
+		.rtr = s->flags & MPA_F_RTR_ALL,
 	};
 	if (s->role == MPA_ROLE_INITIATOR) {
 		ret = mpa_send_frame(c, true, false, &c->v2_local, s->pd,

@@ -371,10 +371,10 @@ EXPORT_SYMBOL_GPL(mpa_conn_mulpdu);
 /**
  * mpa_conn_info() - state and negotiated parameters
  * @conn: the connection
- * @info: filled in as for the MPA_INFO option
+ * @attrs: filled in with what the MPA_INFO option reports
  */
-void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info)
+void mpa_conn_info(struct mpa_conn *conn, struct mpa_conn_attrs *attrs)
 {
-	mpa_fill_info(conn, info);
+	mpa_get_attrs(conn, attrs);
 }
 EXPORT_SYMBOL_GPL(mpa_conn_info);

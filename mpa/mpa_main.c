@@ -241,38 +241,56 @@ void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats)
 	stats->rx_crc_errors = READ_ONCE(c->rx.crc_errors);
 }
 
-void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
+void mpa_get_attrs(const struct mpa_conn *c, struct mpa_conn_attrs *a)
 {
-	memset(info, 0, sizeof(*info));
-	info->state = c->state;
-	info->role = c->role;
-	info->rev = c->rev;
-	info->error = c->err;
-	info->peer_pd_len = mpa_peer_pd_len(c);
+	memset(a, 0, sizeof(*a));
+	a->state = c->state;
+	a->role = c->role;
+	a->rev = c->rev;
+	a->error = c->err;
+	a->peer_pd_len = mpa_peer_pd_len(c);
 	if (c->rev == 2 && c->frame_have) {
-		info->peer_ird = c->v2_peer.ird;
-		info->peer_ord = c->v2_peer.ord;
+		a->peer_ird = c->v2_peer.ird;
+		a->peer_ord = c->v2_peer.ord;
 	}
 	if (c->state == MPA_S_FULL) {
-		info->mulpdu = mpa_mulpdu_locked(c);
-		info->ird = c->v2.ird;
-		info->ord = c->v2.ord;
-		if (c->v2.p2p)
-			info->flags |= MPA_I_P2P;
-		info->rtr = (c->v2.rtr & MPA_RTR_SEND ? MPA_F_RTR_SEND : 0) |
-			    (c->v2.rtr & MPA_RTR_WRITE ? MPA_F_RTR_WRITE : 0) |
-			    (c->v2.rtr & MPA_RTR_READ ? MPA_F_RTR_READ : 0);
-		if (c->rx.markers)
-			info->flags |= MPA_I_MARKERS_RX;
-		if (c->markers_tx)
-			info->flags |= MPA_I_MARKERS_TX;
-		if (c->crc)
-			info->flags |= MPA_I_CRC;
+		a->mulpdu = mpa_mulpdu_locked(c);
+		a->ird = c->v2.ird;
+		a->ord = c->v2.ord;
+		a->p2p = c->v2.p2p;
+		a->rtr = c->v2.rtr;
+		a->markers_rx = c->rx.markers;
+		a->markers_tx = c->markers_tx;
+		a->crc = c->crc;
 	}
-	if (c->peer_fin)
-		info->flags |= MPA_I_PEER_FIN;
-	if (c->role == MPA_ROLE_INITIATOR && c->state == MPA_S_REJECTED)
-		info->flags |= MPA_I_REJECTED;
+	a->peer_fin = c->peer_fin;
+	a->rejected = c->role == MPA_ROLE_INITIATOR && c->state == MPA_S_REJECTED;
+}
+
+/* the user-space form (MPA_INFO, sock_diag) of mpa_get_attrs() */
+void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info)
+{
+	struct mpa_conn_attrs a;
+
+	mpa_get_attrs(c, &a);
+	memset(info, 0, sizeof(*info));
+	info->state = a.state;
+	info->role = a.role;
+	info->flags = (a.markers_rx ? MPA_I_MARKERS_RX : 0) |
+		      (a.markers_tx ? MPA_I_MARKERS_TX : 0) |
+		      (a.crc ? MPA_I_CRC : 0) |
+		      (a.peer_fin ? MPA_I_PEER_FIN : 0) |
+		      (a.rejected ? MPA_I_REJECTED : 0) |
+		      (a.p2p ? MPA_I_P2P : 0);
+	info->rev = a.rev;
+	info->error = a.error;
+	info->mulpdu = a.mulpdu;
+	info->peer_pd_len = a.peer_pd_len;
+	info->ird = a.ird;
+	info->ord = a.ord;
+	info->rtr = a.rtr;
+	info->peer_ird = a.peer_ird;
+	info->peer_ord = a.peer_ord;
 }
 
 static int mpa_getsockopt(struct sock *sk, int level, int optname,

@@ -123,9 +123,9 @@ void mpa_v2_decode(const void *data, struct mpa_v2_info *v)
 	v->ird = ird & MPA_V2_IRD_ORD_MASK;
 	v->ord = ord & MPA_V2_IRD_ORD_MASK;
 	v->p2p = ird & MPA_V2_P2P;
-	v->rtr = (ird & MPA_V2_RTR_SEND ? MPA_RTR_SEND : 0) |
-		 (ord & MPA_V2_RTR_WRITE ? MPA_RTR_WRITE : 0) |
-		 (ord & MPA_V2_RTR_READ ? MPA_RTR_READ : 0);
+	v->rtr = (ird & MPA_V2_RTR_SEND ? MPA_F_RTR_SEND : 0) |
+		 (ord & MPA_V2_RTR_WRITE ? MPA_F_RTR_WRITE : 0) |
+		 (ord & MPA_V2_RTR_READ ? MPA_F_RTR_READ : 0);
 }
 
 /**
@@ -141,11 +141,11 @@ void mpa_v2_encode(void *data, const struct mpa_v2_info *v)
 
 	if (v->p2p)
 		ird |= MPA_V2_P2P;
-	if (v->rtr & MPA_RTR_SEND)
+	if (v->rtr & MPA_F_RTR_SEND)
 		ird |= MPA_V2_RTR_SEND;
-	if (v->rtr & MPA_RTR_WRITE)
+	if (v->rtr & MPA_F_RTR_WRITE)
 		ord |= MPA_V2_RTR_WRITE;
-	if (v->rtr & MPA_RTR_READ)
+	if (v->rtr & MPA_F_RTR_READ)
 		ord |= MPA_V2_RTR_READ;
 	put_unaligned_be16(ird, p);
 	put_unaligned_be16(ord, p + 2);
@@ -178,12 +178,12 @@ int mpa_v2_answer(const struct mpa_v2_info *req, const struct mpa_v2_info *local
 	if (!local->p2p || !common)
 		return -EOPNOTSUPP;
 	reply->p2p = true;
-	if (common & MPA_RTR_WRITE)
-		reply->rtr = MPA_RTR_WRITE;
-	else if (common & MPA_RTR_READ)
-		reply->rtr = MPA_RTR_READ;
+	if (common & MPA_F_RTR_WRITE)
+		reply->rtr = MPA_F_RTR_WRITE;
+	else if (common & MPA_F_RTR_READ)
+		reply->rtr = MPA_F_RTR_READ;
 	else
-		reply->rtr = MPA_RTR_SEND;
+		reply->rtr = MPA_F_RTR_SEND;
 	return 0;
 }
 

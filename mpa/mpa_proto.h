@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 #include <uapi/linux/iwarp_wire.h>
+#include <uapi/linux/mpa.h>
 
 #define MPA_FRAME_HDR_LEN	((u32)sizeof(struct mpa_frame_hdr))
 /* largest ULPDU the 16-bit length can carry, plus pad */
@@ -39,10 +40,8 @@ struct mpa_frame_info {
 	u16	pd_len;
 };
 
-/* RTR message types of RFC 6581, as a bit mask */
-#define MPA_RTR_SEND		0x1
-#define MPA_RTR_WRITE		0x2
-#define MPA_RTR_READ		0x4
+/* the RTR message types of RFC 6581, in the uapi encoding MPA_F_RTR_* */
+#define MPA_F_RTR_ALL	(MPA_F_RTR_SEND | MPA_F_RTR_WRITE | MPA_F_RTR_READ)
 #define MPA_V2_DATA_LEN		((u32)sizeof(struct mpa_wire_v2_data))
 
 /**
@@ -50,7 +49,9 @@ struct mpa_frame_info {
  * @ird: inbound RDMA Read queue depth, 0..0x3fff
  * @ord: outbound RDMA Read queue depth, 0..0x3fff
  * @p2p: peer-to-peer model: the Initiator sends an RTR message first
- * @rtr: MPA_RTR_* types offered (Request) or the one chosen (Reply)
+ * @rtr: MPA_F_RTR_* types offered (Request) or the one chosen (Reply);
+ *	mpa_v2_decode() and mpa_v2_encode() are the only places that
+ *	convert them from and to the wire bits MPA_V2_RTR_*
  */
 struct mpa_v2_info {
 	u16	ird;

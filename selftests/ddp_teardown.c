@@ -241,66 +241,105 @@ TEST_F(xfer, invalidate_during_transfer)
 	join_sender(_metadata, self);
 }
 
-/* A child sets up both ends and transfers; it is killed mid-transfer. */
-TEST(kill_process_during_transfer)
+/*
+ * A child sets up both ends and transfers; it is killed mid-transfer, with
+ * or without markers, the sink buffer's STag PD-wide or bound to the stream,
+ * at once or a while after the transfer began.
+ */
+FIXTURE(kill)
 {
-	int round;
+};
 
-	for (round = 0; round < 4; round++) {
-		int p[2], st;
-		pid_t pid;
-		char c;
+FIXTURE_VARIANT(kill)
+{
+	bool markers;
+	bool stream_stag;
+	int delay_ms;
+};
 
-		ASSERT_EQ(0, pipe(p));
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (!pid) {
-			FIXTURE_DATA(xfer) d = {};
-			__u32 flags = round & 1 ? MPA_F_MARKERS : 0;
-			int fds[2], i;
+FIXTURE_VARIANT_ADD(kill, pd_stag)
+{
+	.markers = false, .stream_stag = false, .delay_ms = 0,
+};
 
-			if (iw_mpa_pair(AF_INET, fds, flags, flags, DDP_TMO_MS))
+FIXTURE_VARIANT_ADD(kill, markers_pd_stag)
+{
+	.markers = true, .stream_stag = false, .delay_ms = 50,
+};
+
+FIXTURE_VARIANT_ADD(kill, stream_stag)
+{
+	.markers = false, .stream_stag = true, .delay_ms = 100,
+};
+
+FIXTURE_VARIANT_ADD(kill, markers_stream_stag)
+{
+	.markers = true, .stream_stag = true, .delay_ms = 150,
+};
+
+FIXTURE_SETUP(kill)
+{
+}
+
+FIXTURE_TEARDOWN(kill)
+{
+}
+
+TEST_F(kill, kill_process_during_transfer)
+{
+	int p[2], st;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		FIXTURE_DATA(xfer) d = {};
+		__u32 flags = variant->markers ? MPA_F_MARKERS : 0;
+		int fds[2], i;
+
+		if (iw_mpa_pair(AF_INET, fds, flags, flags, DDP_TMO_MS))
+			_exit(1);
+		d.fd[PDA] = iw_ddp_open();
+		d.fd[PDB] = iw_ddp_open();
+		d.fd[SA] = iw_ddp_bind(d.fd[PDA], fds[0], 2);
+		d.fd[SB] = iw_ddp_bind(d.fd[PDB], fds[1], 2);
+		if (d.fd[SA] < 0 || d.fd[SB] < 0 ||
+		    dt_gbuf_alloc(&d.sink, XFER_LEN, 0) ||
+		    iw_ddp_reg_mr(d.fd[PDB], d.sink.buf, XFER_LEN, 0,
+				  DDP_ACCESS_REMOTE_WRITE, variant->stream_stag ? d.fd[SB] : -1,
+			    &d.x.stag))
+			_exit(1);
+		for (i = 0; i < 4; i++)
+			if (dt_gbuf_alloc(&d.rb[i], 4096, 0) ||
+			    iw_ddp_post_recv(d.fd[SB], d.rb[i].buf, 4096, i & 1, i))
 				_exit(1);
-			d.fd[PDA] = iw_ddp_open();
-			d.fd[PDB] = iw_ddp_open();
-			d.fd[SA] = iw_ddp_bind(d.fd[PDA], fds[0], 2);
-			d.fd[SB] = iw_ddp_bind(d.fd[PDB], fds[1], 2);
-			if (d.fd[SA] < 0 || d.fd[SB] < 0 ||
-			    dt_gbuf_alloc(&d.sink, XFER_LEN, 0) ||
-			    iw_ddp_reg_mr(d.fd[PDB], d.sink.buf, XFER_LEN, 0,
-					  DDP_ACCESS_REMOTE_WRITE, round & 2 ? d.fd[SB] : -1,
-				    &d.x.stag))
+		d.src = malloc(XFER_LEN);
+		if (!d.src)
+			_exit(1);
+		d.x.sa = d.fd[SA];
+		d.x.src = d.src;
+		if (pthread_create(&d.th, NULL, sender, &d.x))
+			_exit(1);
+		while (sends(&d.x) < 1)
+			if (failed(&d.x))
 				_exit(1);
-			for (i = 0; i < 4; i++)
-				if (dt_gbuf_alloc(&d.rb[i], 4096, 0) ||
-				    iw_ddp_post_recv(d.fd[SB], d.rb[i].buf, 4096, i & 1, i))
-					_exit(1);
-			d.src = malloc(XFER_LEN);
-			if (!d.src)
-				_exit(1);
-			d.x.sa = d.fd[SA];
-			d.x.src = d.src;
-			if (pthread_create(&d.th, NULL, sender, &d.x))
-				_exit(1);
-			while (sends(&d.x) < 1)
-				if (failed(&d.x))
-					_exit(1);
-				else
-					usleep(1000);
-			if (write(p[1], "r", 1) != 1)
-				_exit(1);
-			for (;;)
-				pause();
-		}
-		close(p[1]);
-		ASSERT_EQ(1, read(p[0], &c, 1));
-		close(p[0]);
-		usleep(50000 * round);
-		ASSERT_EQ(0, kill(pid, SIGKILL));
-		ASSERT_EQ(pid, waitpid(pid, &st, 0));
-		EXPECT_TRUE(WIFSIGNALED(st));
-		EXPECT_EQ(SIGKILL, WTERMSIG(st));
+			else
+				usleep(1000);
+		if (write(p[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
 	}
+	close(p[1]);
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	close(p[0]);
+	usleep(variant->delay_ms * 1000);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+	EXPECT_EQ(SIGKILL, WTERMSIG(st));
 }
 
 /* kB of locked memory charged to this process */

@@ -10,25 +10,10 @@
 # Needs mpa.ko and ddp.ko loaded, and tshark (skipped without it).
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 prog=$here/ddp_place
-tmp=$(mktemp -d)
-tpid=
-n=0 fail=0
-
-cleanup() {
-	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
-check() {	# NAME CMD...
-	local name=$1
-
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
+use_tmp
 
 echo "TAP version 13"
 echo "1..7"
@@ -41,20 +26,13 @@ fi
 
 port=$((20000 + RANDOM % 20000))
 cap=$tmp/cap.pcapng
-tshark -i lo -f "tcp port $port" -w "$cap" > "$tmp/t.err" 2>&1 &
-tpid=$!
-# tshark starts slowly under emulation: wait up to 3 minutes
-for i in $(seq 1800); do
-	grep -q 'Capture started' "$tmp/t.err" && break
-	sleep 0.1
-done
+start_capture "$port" "$cap"
 sleep 1
 "$prog" --capture-run "$port" > "$tmp/run.out" 2> "$tmp/run.err"
 st=$?
 sleep 1
 kill -INT "$tpid"
 wait "$tpid"
-tpid=
 sed 's/^/# /' "$tmp/run.out" "$tmp/run.err"
 check "ddp_place --capture-run: exchange completed" [ "$st" = 0 ]
 

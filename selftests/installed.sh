@@ -9,19 +9,9 @@
 # up /dev/ddp.
 
 K=$(uname -r)
-n=0 fail=0
-check() {	# description, command...
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n $d"
-	else
-		echo "not ok $n $d"
-		fail=$((fail + 1))
-	fi
-}
-loaded() { grep -q "^$1 " /proc/modules; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 not_loaded() { ! loaded "$1"; }
 from_dkms() { [[ $(modinfo -n "$1" 2>/dev/null) == /lib/modules/$K/updates/dkms/$1.ko* ]]; }
 

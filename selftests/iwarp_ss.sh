@@ -5,36 +5,13 @@
 # processes with both ends' state, role, revision, CRC, markers and
 # counters, as lines and as JSON, and nothing for plain TCP. Needs mpa.ko.
 
-# shellcheck disable=SC2317 # cleanup and the helpers run through trap and check
+# shellcheck disable=SC2317 # the helpers run through check
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 ss=$here/../tools/iwarp-ss
 cat=$here/../tools/mpa-cat
-n=0 fail=0
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local p
-
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-check() {	# NAME CMD...: one TAP line for CMD's status
-	local name=$1
-
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		fail=1
-	fi
-}
+use_tmp
 
 echo "TAP version 13"
 echo "1..7"

@@ -31,20 +31,9 @@ conns=${CONNS:-3}
 mpa_ko=${MPA_KO:-$here/../mpa/mpa.ko}
 ddp_ko=${DDP_KO:-$here/../ddp/ddp.ko}
 port=$((20000 + RANDOM % 20000))
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local p
-
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-loaded() { grep -q "^$1 " /proc/modules; }
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
+use_tmp
 show() { sed 's/^/# /' "$@"; }
 
 echo "TAP version 13"
@@ -56,17 +45,6 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$cat" ] || [ ! -x "$xfer" ] ||
 	done
 	exit 4
 fi
-
-wait_listen() {
-	local hex i
-
-	hex=$(printf ':%04X ' "$1")
-	for i in $(seq 200); do
-		grep -q "$hex.* 0A " /proc/net/tcp 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # unload NAME: delete the module, waiting up to 10 s while it is in use
 unload() {

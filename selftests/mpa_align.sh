@@ -9,10 +9,10 @@
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 cat=$top/tools/mpa-cat
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
+use_tmp
 sizes=(1000 16000)
-n=0 fail=0
 
 echo "TAP version 13"
 echo "1..${#sizes[@]}"
@@ -29,12 +29,7 @@ for s in "${sizes[@]}"; do
 	n=$((n + 1))
 	for attempt in 1 2 3; do
 		port=$((7200 + 10 * n + attempt))
-		tshark -i lo -f "tcp port $port" -w "$tmp/cap" > "$tmp/t.err" 2>&1 &
-		tpid=$!
-		for _ in $(seq 1800); do
-			grep -q 'Capturing on' "$tmp/t.err" && break
-			sleep 0.1
-	done
+		start_capture "$port" "$tmp/cap"
 	"$cat" -l 127.0.0.1 "$port" > "$tmp/out" 2> "$tmp/l.err" &
 	lpid=$!
 	for _ in $(seq 100); do

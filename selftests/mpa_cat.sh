@@ -6,30 +6,11 @@
 # capture checked by Wireshark's iWARP MPA dissector. Needs mpa.ko loaded.
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 cat=$here/../tools/mpa-cat
-n=0 fail=0
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local p
-
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
+use_tmp
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
-check() {	# NAME CMD...: one TAP line for CMD's status
-	local name=$1
-
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
 show() { sed 's/^/# /' "$@"; }
 
 echo "TAP version 13"
@@ -40,18 +21,6 @@ if [ ! -x "$cat" ]; then
 	done
 	exit 4
 fi
-
-# port in /proc/net/tcp{,6} state LISTEN
-wait_listen() {
-	local hex i
-
-	hex=$(printf ':%04X ' "$1")
-	for i in $(seq 100); do
-		grep -q "$hex.* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 port=$((20000 + RANDOM % 20000))
 
@@ -189,14 +158,7 @@ if ! command -v tshark > /dev/null; then
 else
 	port=$((port + 1))
 	cap=$tmp/cap.pcapng
-	# tshark starts slowly under emulation: wait up to 3 minutes
-	tshark -i lo -f "tcp port $port" -w "$cap" > "$tmp/t.err" 2>&1 &
-	tpid=$!
-	pids+=("$tpid")
-	for i in $(seq 1800); do
-		grep -q 'Capturing on' "$tmp/t.err" && break
-		sleep 0.1
-	done
+	start_capture "$port" "$cap"
 	port=$((port - 1))
 	head -c $((256 << 10)) "$tmp/big" > "$tmp/i.in"
 	: > "$tmp/r.in"

@@ -52,36 +52,8 @@ static const __u8 fig6_wire[52] = {
 /* the first FPDU of Figure 6's stream: 492 octets with its marker */
 #define FIG6_FIRST_ULPDU	(0x1ec - 4 - 2 - 4)
 
-FIXTURE(framing)
-{
-	int fds[2];
-};
-
-FIXTURE_VARIANT(framing)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(framing, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(framing, ipv6)
-{
-	.family = AF_INET6,
-};
-
-FIXTURE_SETUP(framing)
-{
-	self->fds[0] = -1;
-	self->fds[1] = -1;
-}
-
-FIXTURE_TEARDOWN(framing)
-{
-	iw_close_pair(self->fds);
-}
+MT_PAIR_FIXTURE(framing);
+MT_FAMILY_VARIANTS(framing);
 
 static __u8 wbuf[2 * 65536 + 4096], gbuf[2 * 65536 + 4096], ubuf[65536], rbuf[65536 + 16];
 

@@ -23,10 +23,7 @@
 
 #include "mpa_sock_util.h"
 
-FIXTURE(hostile)
-{
-	int fds[2];
-};
+MT_PAIR_FIXTURE(hostile);
 
 FIXTURE_VARIANT(hostile)
 {
@@ -51,16 +48,29 @@ FIXTURE_VARIANT_ADD(hostile, ipv6_markers)
 	.markers = true,
 };
 
-FIXTURE_SETUP(hostile)
-{
-	self->fds[0] = -1;
-	self->fds[1] = -1;
-}
+/*
+ * The tests that try several kinds of one thing (malformed frames, where a
+ * FIN cuts, ...) have a fixture each whose variants are the kind times the
+ * three variants of "hostile": one TAP case each.
+ */
+#define HOSTILE_CASES(f)						\
+	MT_PAIR_FIXTURE(f);						\
+	FIXTURE_VARIANT(f) {						\
+		int family;						\
+		bool markers;						\
+		int kind;						\
+	}
 
-FIXTURE_TEARDOWN(hostile)
-{
-	iw_close_pair(self->fds);
-}
+#define HOSTILE_CASE(f, name, k)					\
+	FIXTURE_VARIANT_ADD(f, ipv4_##name) {				\
+		.family = AF_INET, .kind = (k),				\
+	};								\
+	FIXTURE_VARIANT_ADD(f, ipv4_markers_##name) {			\
+		.family = AF_INET, .markers = true, .kind = (k),	\
+	};								\
+	FIXTURE_VARIANT_ADD(f, ipv6_markers_##name) {			\
+		.family = AF_INET6, .markers = true, .kind = (k),	\
+	}
 
 static __u8 wbuf[70000], ubuf[65536], rbuf[65536 + 16];
 
@@ -133,144 +143,155 @@ TEST_F(hostile, bad_crc_field)
 	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
 }
 
-/* a marker whose FPDUPTR does not point at the FPDU's header */
-TEST_F(hostile, bad_marker)
+/*
+ * a marker whose FPDUPTR does not point at the FPDU's header: the leading
+ * one (FPDUPTR 0) or the one at offset 512 (FPDUPTR 508); only where the
+ * module receives markers
+ */
+HOSTILE_CASES(bad_marker);
+
+FIXTURE_VARIANT_ADD(bad_marker, ipv4_markers_leading)
 {
-	int at;
+	.family = AF_INET, .markers = true, .kind = 0,
+};
 
-	if (!variant->markers)
-		SKIP(return, "no markers received in this variant");
-	for (at = 0; at < 2; at++) {
-		struct mpa_stats st;
-		int n;
+FIXTURE_VARIANT_ADD(bad_marker, ipv4_markers_at_512)
+{
+	.family = AF_INET, .markers = true, .kind = 1,
+};
 
-		RAW_SETUP();
-		mt_fill(ubuf, 1000, 3);
-		n = mt_enc(wbuf, sizeof(wbuf), 0, true, true, ubuf, 1000);
-		/* the leading marker (FPDUPTR 0) or the one at offset 512 (FPDUPTR 508) */
-		ASSERT_EQ(at ? 0x01 : 0, wbuf[at * 512 + 2]);
-		ASSERT_EQ(at ? 0xfc : 0, wbuf[at * 512 + 3]);
-		wbuf[at * 512 + 3] += 4;
-		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
-		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
-		EXPECT_EQ(EPROTO, errno);
-		EXPECT_EQ(MPA_ERR_MARKER, iw_mpa_error(self->fds[0]));
-		st = iw_mpa_stats_of(self->fds[0]);
-		EXPECT_EQ(1, st.rx_marker_errors);
-		EXPECT_EQ(0, st.rx_fpdus);
-		EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
-		close(self->fds[0]);
-		close(self->fds[1]);
-		self->fds[0] = -1;
-		self->fds[1] = -1;
-	}
+FIXTURE_VARIANT_ADD(bad_marker, ipv6_markers_leading)
+{
+	.family = AF_INET6, .markers = true, .kind = 0,
+};
+
+FIXTURE_VARIANT_ADD(bad_marker, ipv6_markers_at_512)
+{
+	.family = AF_INET6, .markers = true, .kind = 1,
+};
+
+TEST_F(bad_marker, bad_marker)
+{
+	int at = variant->kind;
+	struct mpa_stats st;
+	int n;
+
+	RAW_SETUP();
+	mt_fill(ubuf, 1000, 3);
+	n = mt_enc(wbuf, sizeof(wbuf), 0, true, true, ubuf, 1000);
+	ASSERT_EQ(at ? 0x01 : 0, wbuf[at * 512 + 2]);
+	ASSERT_EQ(at ? 0xfc : 0, wbuf[at * 512 + 3]);
+	wbuf[at * 512 + 3] += 4;
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(EPROTO, errno);
+	EXPECT_EQ(MPA_ERR_MARKER, iw_mpa_error(self->fds[0]));
+	st = iw_mpa_stats_of(self->fds[0]);
+	EXPECT_EQ(1, st.rx_marker_errors);
+	EXPECT_EQ(0, st.rx_fpdus);
+	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));
 }
 
 /* malformed Replies to a module Initiator: error 4 and a reset */
-TEST_F(hostile, malformed_reply)
+HOSTILE_CASES(malformed_reply);
+HOSTILE_CASE(malformed_reply, bad_key, 0);
+HOSTILE_CASE(malformed_reply, rev2_above_request, 1);
+HOSTILE_CASE(malformed_reply, rev0, 2);
+HOSTILE_CASE(malformed_reply, pd_length_513, 3);
+HOSTILE_CASE(malformed_reply, request_to_initiator, 4);
+
+TEST_F(malformed_reply, malformed_reply)
 {
-	int k;
+	__u8 rep[20 + 513] = {};
+	size_t n = mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0);
+	char c;
 
-	for (k = 0; k < 5; k++) {
-		__u8 rep[20 + 513] = {};
-		size_t n = mt_frame(rep, 0, MPA_FLAG_C, 1, NULL, 0);
-		char c;
-
-		ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR,
-					  variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
-		ASSERT_EQ(20, iw_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
-		switch (k) {
-		case 0:		/* bad key */
-			rep[15] = 'E';
-			break;
-		case 1:		/* Rev 2, above the Request's */
-			rep[17] = 2;
-			break;
-		case 2:		/* Rev 0 */
-			rep[17] = 0;
-			break;
-		case 3:		/* PD_Length 513 */
-			rep[18] = 2;
-			rep[19] = 1;
-			n += 513;
-			break;
-		case 4:		/* a Request to the Initiator */
-			mt_frame(rep, 1, MPA_FLAG_C, 1, NULL, 0);
-			break;
-		}
-		ASSERT_EQ(0, iw_writen(self->fds[1], rep, n));
-		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS))
-			TH_LOG("malformed Reply case %d", k);
-		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[0]));
-		EXPECT_EQ(ECONNABORTED, iw_so_error(self->fds[0]));
-		EXPECT_EQ(-1, iw_readn(self->fds[1], &c, 1, RAW_TMO_MS));
-		EXPECT_EQ(ECONNRESET, errno);
-		EXPECT_EQ(-1, send(self->fds[0], "x", 1, 0));
-		close(self->fds[0]);
-		close(self->fds[1]);
-		self->fds[0] = -1;
-		self->fds[1] = -1;
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR,
+				  variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(20, iw_readn(self->fds[1], wbuf, 20, RAW_TMO_MS));
+	switch (variant->kind) {
+	case 0:		/* bad key */
+		rep[15] = 'E';
+		break;
+	case 1:		/* Rev 2, above the Request's */
+		rep[17] = 2;
+		break;
+	case 2:		/* Rev 0 */
+		rep[17] = 0;
+		break;
+	case 3:		/* PD_Length 513 */
+		rep[18] = 2;
+		rep[19] = 1;
+		n += 513;
+		break;
+	case 4:		/* a Request to the Initiator */
+		mt_frame(rep, 1, MPA_FLAG_C, 1, NULL, 0);
+		break;
 	}
+	ASSERT_EQ(0, iw_writen(self->fds[1], rep, n));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(ECONNABORTED, iw_so_error(self->fds[0]));
+	EXPECT_EQ(-1, iw_readn(self->fds[1], &c, 1, RAW_TMO_MS));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(-1, send(self->fds[0], "x", 1, 0));
 }
 
 /* malformed Requests to a module Responder */
-TEST_F(hostile, malformed_request)
+HOSTILE_CASES(malformed_request);
+HOSTILE_CASE(malformed_request, bad_key, 0);
+HOSTILE_CASE(malformed_request, rev3, 1);
+HOSTILE_CASE(malformed_request, reply_to_responder, 2);
+
+TEST_F(malformed_request, malformed_request)
 {
-	int k;
+	int k = variant->kind;
+	__u8 req[20];
+	char c;
 
-	for (k = 0; k < 3; k++) {
-		__u8 req[20];
-		char c;
-
-		ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
-		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
-		/* k 1: Rev 3, a revision nobody speaks */
-		mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 3 : 1, NULL, 0);
-		if (k == 0)
-			req[0] = 'm';
-		ASSERT_EQ(0, iw_writen(self->fds[0], req, 20));
-		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
-		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
-		EXPECT_EQ(-1, mt_recv(self->fds[1], &c, 1, 0, NULL));
-		EXPECT_EQ(ECONNABORTED, errno);
-		EXPECT_EQ(-1, iw_readn(self->fds[0], &c, 1, RAW_TMO_MS));
-		EXPECT_EQ(ECONNRESET, errno);
-		close(self->fds[0]);
-		close(self->fds[1]);
-		self->fds[0] = -1;
-		self->fds[1] = -1;
-	}
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(variant->family, self->fds, 0));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER,
+				  variant->markers ? MPA_F_MARKERS : 0, NULL, 0, NULL, 0));
+	/* k 1: Rev 3, a revision nobody speaks; k 2: a Reply frame */
+	mt_frame(req, k != 2, MPA_FLAG_C, k == 1 ? 3 : 1, NULL, 0);
+	if (k == 0)
+		req[0] = 'm';
+	ASSERT_EQ(0, iw_writen(self->fds[0], req, 20));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_ERROR, RAW_TMO_MS));
+	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_error(self->fds[1]));
+	EXPECT_EQ(-1, mt_recv(self->fds[1], &c, 1, 0, NULL));
+	EXPECT_EQ(ECONNABORTED, errno);
+	EXPECT_EQ(-1, iw_readn(self->fds[0], &c, 1, RAW_TMO_MS));
+	EXPECT_EQ(ECONNRESET, errno);
 }
 
-TEST_F(hostile, fin_inside_an_fpdu)
+/* a FIN inside the second FPDU, 1, 3 or 50 octets past its half, or before its last octet */
+HOSTILE_CASES(fin_inside);
+HOSTILE_CASE(fin_inside, cut_1, 1);
+HOSTILE_CASE(fin_inside, cut_3, 3);
+HOSTILE_CASE(fin_inside, cut_50, 50);
+HOSTILE_CASE(fin_inside, last_octet_missing, -1);
+
+TEST_F(fin_inside, fin_inside_an_fpdu)
 {
-	static const int cut[] = { 1, 3, 50, -1 };
-	unsigned int k;
+	int n;
 
-	for (k = 0; k < ARRAY_SIZE(cut); k++) {
-		int n;
-
-		RAW_SETUP();
-		mt_fill(ubuf, 300, 4);
-		n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 300);
-		n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true, ubuf, 300);
-		/* the first FPDU whole, the second cut */
-		n = cut[k] < 0 ? n - 1 : n / 2 + cut[k];
-		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
-		ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
-		EXPECT_EQ(300, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
-		EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
-		EXPECT_EQ(ECONNRESET, errno);
-		EXPECT_EQ(MPA_ERR_TCP_CLOSED, iw_mpa_error(self->fds[0]));
-		EXPECT_EQ(0, iw_mpa_info_of(self->fds[0]).flags & MPA_I_PEER_FIN);
-		close(self->fds[0]);
-		close(self->fds[1]);
-		self->fds[0] = -1;
-		self->fds[1] = -1;
-	}
+	RAW_SETUP();
+	mt_fill(ubuf, 300, 4);
+	n = mt_enc(wbuf, sizeof(wbuf), 0, variant->markers, true, ubuf, 300);
+	n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true, ubuf, 300);
+	/* the first FPDU whole, the second cut */
+	n = variant->kind < 0 ? n - 1 : n / 2 + variant->kind;
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n));
+	ASSERT_EQ(0, shutdown(self->fds[1], SHUT_WR));
+	EXPECT_EQ(300, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(ECONNRESET, errno);
+	EXPECT_EQ(MPA_ERR_TCP_CLOSED, iw_mpa_error(self->fds[0]));
+	EXPECT_EQ(0, iw_mpa_info_of(self->fds[0]).flags & MPA_I_PEER_FIN);
 }
 
 TEST_F(hostile, fin_on_an_fpdu_boundary)
@@ -390,33 +411,35 @@ TEST_F(hostile, close_responder_waiting)
 	EXPECT_EQ(0, iw_readn(self->fds[0], wbuf, 1, RAW_TMO_MS));
 }
 
-TEST_F(hostile, close_mid_fpdu_and_with_data_queued)
+/* k 0: half an FPDU; 1: a ULPDU ready and more in TCP; 2: + unsent FPDUs */
+HOSTILE_CASES(close_mid);
+HOSTILE_CASE(close_mid, half_fpdu, 0);
+HOSTILE_CASE(close_mid, ulpdu_ready, 1);
+HOSTILE_CASE(close_mid, unsent_fpdus, 2);
+
+TEST_F(close_mid, close_mid_fpdu_and_with_data_queued)
 {
-	int k;
+	int k = variant->kind;
+	int n, i;
 
-	for (k = 0; k < 3; k++) {
-		int n, i;
-
-		RAW_SETUP();
-		mt_fill(ubuf, 5000, 8);
-		n = 0;
-		for (i = 0; i < 4; i++)
-			n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true,
-				    ubuf, 5000);
-		/* k 0: half an FPDU; 1: a ULPDU ready and more in TCP; 2: + unsent FPDUs */
-		ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, k ? n - 10 : n / 8));
-		if (k == 2) {
-			for (i = 0; i < 200; i++)
-				if (send(self->fds[0], ubuf, 5000, MSG_DONTWAIT) != 5000)
-					break;
-			EXPECT_GT(i, 0);
-		}
-		usleep(20000);
-		close(self->fds[0]);
-		self->fds[0] = -1;
-		close(self->fds[1]);
-		self->fds[1] = -1;
+	RAW_SETUP();
+	mt_fill(ubuf, 5000, 8);
+	n = 0;
+	for (i = 0; i < 4; i++)
+		n += mt_enc(wbuf + n, sizeof(wbuf) - n, n, variant->markers, true,
+			    ubuf, 5000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, k ? n - 10 : n / 8));
+	if (k == 2) {
+		for (i = 0; i < 200; i++)
+			if (send(self->fds[0], ubuf, 5000, MSG_DONTWAIT) != 5000)
+				break;
+		EXPECT_GT(i, 0);
 	}
+	usleep(20000);
+	close(self->fds[0]);
+	self->fds[0] = -1;
+	close(self->fds[1]);
+	self->fds[1] = -1;
 	/* the module still works */
 	RAW_SETUP();
 	EXPECT_EQ(0, last_message(self->fds[0], self->fds[1]));

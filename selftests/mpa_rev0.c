@@ -20,23 +20,38 @@ static int r0_start(int fd, __u32 role, __u32 flags, __u16 rev)
 	return iw_mpa_start_ex(fd, &s, NULL, NULL);
 }
 
-FIXTURE(pair)
+MT_ATTACHED_PAIR_FIXTURE(pair);
+
+/* RFC 5044 Figures 15 and 16: which end is the RDMAC one, and is the other permissive */
+FIXTURE_VARIANT(pair)
 {
-	int fds[2];	/* [0] Initiator, [1] Responder */
+	bool rdmac_initiator;	/* else the Responder speaks revision 0 */
+	bool permissive;	/* the other end, revision 1, has MPA_F_PERMISSIVE */
 };
 
-FIXTURE_SETUP(pair)
+/* Figure 16, RDMAC Initiator and permissive Responder with M=0: V=0, M=1/1 */
+FIXTURE_VARIANT_ADD(pair, rdmac_initiator_permissive_responder)
 {
-	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
-}
+	.rdmac_initiator = true, .permissive = true,
+};
 
-FIXTURE_TEARDOWN(pair)
+/* Figure 16, permissive Initiator (Rev 1, M=0) and RDMAC Responder */
+FIXTURE_VARIANT_ADD(pair, permissive_initiator_rdmac_responder)
 {
-	close(self->fds[0]);
-	close(self->fds[1]);
-}
+	.rdmac_initiator = false, .permissive = true,
+};
+
+/* Figure 15: a non-permissive Responder closes on a revision 0 Request */
+FIXTURE_VARIANT_ADD(pair, rdmac_initiator_non_permissive_responder_closes)
+{
+	.rdmac_initiator = true, .permissive = false,
+};
+
+/* Figure 15: a non-permissive Initiator closes on a revision 0 Reply */
+FIXTURE_VARIANT_ADD(pair, non_permissive_initiator_rdmac_responder_closes)
+{
+	.rdmac_initiator = false, .permissive = false,
+};
 
 /* Revision 0 both ways: markers in both directions, CRC, FPDUs flow. */
 static void r0_expect_rdmac(struct __test_metadata *_metadata, int fds[2])
@@ -58,52 +73,32 @@ static void r0_expect_rdmac(struct __test_metadata *_metadata, int fds[2])
 	ASSERT_EQ(2, recv(fds[0], buf, sizeof(buf), 0));
 }
 
-/* Figure 16, RDMAC Initiator and permissive Responder with M=0: V=0, M=1/1 */
-TEST_F(pair, rdmac_initiator_permissive_responder)
+TEST_F(pair, rdmac_peer)
 {
 	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
+	__u32 other = variant->permissive ? MPA_F_PERMISSIVE : 0;
 
-	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, MPA_F_PERMISSIVE, 1));
-	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
+	if (variant->rdmac_initiator) {
+		ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, other, 1));
+		ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
+	} else {
+		ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, MPA_REV_RDMAC));
+		ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, other, 1));
+	}
+	if (variant->rdmac_initiator && !variant->permissive) {
+		EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[1], MPA_S_REQ_WAIT, 5000));
+		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[1]).error);
+		return;
+	}
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
+	if (!variant->permissive) {
+		EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
+		EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[0]).error);
+		return;
+	}
 	ASSERT_EQ(MPA_S_FULL, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
 	r0_expect_rdmac(_metadata, self->fds);
-}
-
-/* Figure 16, permissive Initiator (Rev 1, M=0) and RDMAC Responder */
-TEST_F(pair, permissive_initiator_rdmac_responder)
-{
-	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
-
-	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, MPA_REV_RDMAC));
-	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_PERMISSIVE, 1));
-	ASSERT_EQ(1, poll(&p, 1, 5000));
-	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	ASSERT_EQ(MPA_S_FULL, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
-	r0_expect_rdmac(_metadata, self->fds);
-}
-
-/* Figure 15: a non-permissive Responder closes on a revision 0 Request */
-TEST_F(pair, rdmac_initiator_non_permissive_responder_closes)
-{
-	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, 1));
-	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, MPA_REV_RDMAC));
-	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[1], MPA_S_REQ_WAIT, 5000));
-	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[1]).error);
-}
-
-/* Figure 15: a non-permissive Initiator closes on a revision 0 Reply */
-TEST_F(pair, non_permissive_initiator_rdmac_responder_closes)
-{
-	struct pollfd p = { .fd = self->fds[1], .events = POLLIN };
-
-	ASSERT_EQ(0, r0_start(self->fds[1], MPA_ROLE_RESPONDER, 0, MPA_REV_RDMAC));
-	ASSERT_EQ(0, r0_start(self->fds[0], MPA_ROLE_INITIATOR, 0, 1));
-	ASSERT_EQ(1, poll(&p, 1, 5000));
-	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, NULL, 0));
-	EXPECT_EQ(MPA_S_ERROR, iw_mpa_wait_change(self->fds[0], MPA_S_REQ_SENT, 5000));
-	EXPECT_EQ(MPA_ERR_STARTUP, iw_mpa_info_of(self->fds[0]).error);
 }
 
 /* An RDMAC end sends Rev 0 with M and C set (C.2.4), even if asked for less */

@@ -33,23 +33,7 @@ static int v2_start(int fd, const struct v2_start *a)
 	return iw_mpa_start_ex(fd, &s, a->pd, NULL);
 }
 
-FIXTURE(pair)
-{
-	int fds[2];	/* [0] Initiator, [1] Responder */
-};
-
-FIXTURE_SETUP(pair)
-{
-	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
-}
-
-FIXTURE_TEARDOWN(pair)
-{
-	close(self->fds[0]);
-	close(self->fds[1]);
-}
+MT_ATTACHED_PAIR_FIXTURE(pair);
 
 /* start both ends, the Responder accepts; returns the Responder's accept result */
 static int v2_connect(int fds[2], const struct v2_start *ini, const struct v2_start *rsp,

@@ -23,36 +23,8 @@
 
 #include "mpa_sock_util.h"
 
-FIXTURE(startup)
-{
-	int fds[2];
-};
-
-FIXTURE_VARIANT(startup)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(startup, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(startup, ipv6)
-{
-	.family = AF_INET6,
-};
-
-FIXTURE_SETUP(startup)
-{
-	self->fds[0] = -1;
-	self->fds[1] = -1;
-}
-
-FIXTURE_TEARDOWN(startup)
-{
-	iw_close_pair(self->fds);
-}
+MT_PAIR_FIXTURE(startup);
+MT_FAMILY_VARIANTS(startup);
 
 /* one ULPDU each way, byte-exact, as a sanity check of the negotiation */
 static int ping_pong(int fds[2])

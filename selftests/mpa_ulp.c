@@ -28,20 +28,7 @@ FIXTURE(established)
 	int fds[2];
 };
 
-FIXTURE_VARIANT(established)
-{
-	int family;
-};
-
-FIXTURE_VARIANT_ADD(established, ipv4)
-{
-	.family = AF_INET,
-};
-
-FIXTURE_VARIANT_ADD(established, ipv6)
-{
-	.family = AF_INET6,
-};
+MT_FAMILY_VARIANTS(established);
 
 FIXTURE_SETUP(established)
 {

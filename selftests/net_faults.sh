@@ -27,6 +27,8 @@
 # Exit status: 0 all passed, 1 a failure, 4 skipped.
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 cat=$here/../tools/mpa-cat
 xfer=$here/../tools/ddp-xfer
 mb=${FAULT_MB:-8}
@@ -35,7 +37,7 @@ na=nfa$$ nb=nfb$$
 ipa=10.77.0.1 ipb=10.77.0.2
 port=$((20000 + RANDOM % 20000))
 tmp=$(mktemp -d)
-n=0 fail=0 pids=() rmem=
+pids=() rmem=
 
 cleanup() {
 	local p
@@ -49,8 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 show() { sed 's/^/# /' "$@"; }
 now() { date +%s.%N; }
 A() { ip netns exec "$na" "$@"; }
@@ -156,17 +156,6 @@ mtu_changer() {
 	done
 }
 
-wait_listen() {	# port
-	local hex
-
-	hex=$(printf ':%04X ' "$1")
-	for _ in $(seq 200); do
-		grep -q "$hex.* 0A " "/proc/$pb/net/tcp" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # one transfer with tool $1 (mpa or ddp), case $2; sets $st and $secs
 transfer() {
 	local tool=$1 c=$2 lpid mpid=0 t0 lst ist base limit sz
@@ -184,7 +173,7 @@ transfer() {
 	fi
 	lpid=$!
 	pids+=("$lpid")
-	wait_listen "$port" || echo "# the receiver does not listen"
+	wait_listen "$port" "/proc/$pb/net" || echo "# the receiver does not listen"
 	base=$(rx_bytes "$lpid")
 	if [ "$c" = mtu ]; then
 		mtu_changer "$lpid" "$base" $((mb << 20)) &

@@ -241,11 +241,7 @@ static void print_usage(FILE *f)
 		"4 protocol error or rejected, 10 system error, 11 usage.\n");
 }
 
-#define verbose(...)				\
-	do {					\
-		if (o.verbose)			\
-			iw_msg(__VA_ARGS__);	\
-	} while (0)
+#define verbose(...)	iw_msg_if(o.verbose, __VA_ARGS__)
 
 static void die_proto(const char *what)
 {
@@ -690,8 +686,6 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	long v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "lm6t:vh", lopts, NULL)) != -1) {
@@ -706,12 +700,8 @@ int main(int argc, char **argv)
 			o.family = AF_INET6;
 			break;
 		case 't':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 86400) {
-				print_usage(stderr);
-				return IW_EXIT_USAGE;
-			}
-			o.timeout_ms = v * 1000;
+			if (iw_secs_arg(optarg, 0, &o.timeout_ms))
+				return iw_usage(print_usage, false);
 			break;
 		case 'v':
 			o.verbose = 1;
@@ -719,19 +709,11 @@ int main(int argc, char **argv)
 		case 'V':
 			iw_print_version();
 			return 0;
-		case 'h':
-			print_usage(stdout);
-			return 0;
 		default:
-			print_usage(stderr);
-			return IW_EXIT_USAGE;
+			return iw_usage(print_usage, c == 'h');
 		}
 	}
-	if (argc - optind != 2) {
-		print_usage(stderr);
-		return IW_EXIT_USAGE;
-	}
-	o.host = argv[optind];
-	o.port = argv[optind + 1];
+	if (iw_host_port(argc, argv, &o.host, &o.port))
+		return iw_usage(print_usage, false);
 	return o.listen ? sink() : source();
 }

@@ -49,7 +49,7 @@ struct opts {
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mpa-cat [-l] [-6] [-m] [-n] [-p TEXT] [-s SIZE] [-t MS] [-v] HOST PORT\n"
+		"usage: mpa-cat [-l] [-6] [-m] [-M] [-n] [-p TEXT] [-s SIZE] [-t MS] [-v] HOST PORT\n"
 		"  -l       listen on HOST PORT, accept one connection (MPA Responder)\n"
 		"           (default: connect to HOST PORT as the MPA Initiator)\n"
 		"  -6       use IPv6 (default IPv4)\n"
@@ -331,20 +331,12 @@ int main(int argc, char **argv)
 		case 'V':
 			iw_print_version();
 			return 0;
-		case 'h':
-			print_usage(stdout);
-			return 0;
 		default:
-			print_usage(stderr);
-			return IW_EXIT_USAGE;
+			return iw_usage(print_usage, c == 'h');
 		}
 	}
-	if (argc - optind != 2) {
-		print_usage(stderr);
-		return IW_EXIT_USAGE;
-	}
-	o.host = argv[optind];
-	o.port = argv[optind + 1];
+	if (iw_host_port(argc, argv, &o.host, &o.port))
+		return iw_usage(print_usage, false);
 	signal(SIGPIPE, SIG_IGN);
 
 	fd = open_socket(&o);

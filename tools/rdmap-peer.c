@@ -218,11 +218,7 @@ static void print_usage(FILE *f)
 		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
 }
 
-#define verbose(...)				\
-	do {					\
-		if (o.verbose)			\
-			iw_msg(__VA_ARGS__);	\
-	} while (0)
+#define verbose(...)	iw_msg_if(o.verbose, __VA_ARGS__)
 
 static const char *op_name(unsigned int op)
 {
@@ -1138,10 +1134,8 @@ int main(int argc, char **argv)
 			o.rev = v;
 			break;
 		case 't':
-			v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 86400)
+			if (iw_secs_arg(optarg, 1, &o.timeout_ms))
 				goto usage;
-			o.timeout_ms = v * 1000;
 			break;
 		case 'v':
 			o.verbose = 1;
@@ -1149,14 +1143,11 @@ int main(int argc, char **argv)
 		case 'V':
 			iw_print_version();
 			return 0;
-		case 'h':
-			print_usage(stdout);
-			return 0;
 		default:
-			goto usage;
+			return iw_usage(print_usage, c == 'h');
 		}
 	}
-	if (argc - optind != 2 || o.mode == MODE_NONE)
+	if (iw_host_port(argc, argv, &o.host, &o.port) || o.mode == MODE_NONE)
 		goto usage;
 	if (o.p2p && o.rev != 2)
 		goto usage;
@@ -1164,8 +1155,6 @@ int main(int argc, char **argv)
 		o.count = 0;
 	if (!o.listen && !o.count)
 		goto usage;
-	o.host = argv[optind];
-	o.port = argv[optind + 1];
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -1175,6 +1164,5 @@ int main(int argc, char **argv)
 		return send_exchange(p);
 	return o.listen ? rping_server(p) : rping_client(p);
 usage:
-	print_usage(stderr);
-	return IW_EXIT_USAGE;
+	return iw_usage(print_usage, false);
 }

@@ -10,8 +10,8 @@
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
  * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_sendv(),
- * mpa_send_begin(), mpa_sendv_locked(), mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
- * sleep.
+ * mpa_send_begin(), mpa_sendv_locked(), mpa_accept(), mpa_reject(),
+ * mpa_start(), mpa_abort() and mpa_unbind() sleep.
  */
 #ifndef _NET_MPA_H
 #define _NET_MPA_H
@@ -54,6 +54,50 @@ struct mpa_start_params {
 	const void	*pd;
 	const void	*lsm;
 	u32		lsm_len;
+};
+
+/**
+ * struct mpa_conn_attrs - state and negotiated parameters, mpa_conn_info()
+ * @state: enum mpa_state
+ * @role: MPA_ROLE_INITIATOR or MPA_ROLE_RESPONDER, 0 before MPA started
+ * @rev: MPA revision (0: an RDMA Consortium peer, RFC 5044 Appendix C)
+ * @error: RFC 5044 error code MPA_ERR_*, 0 if none
+ * @mulpdu: MULPDU in full operation, else 0
+ * @peer_pd_len: length of the peer's private data (without the
+ *	revision 2 enhanced data)
+ * @ird: revision 2, full operation: negotiated inbound RDMA Read depth
+ * @ord: revision 2, full operation: negotiated outbound RDMA Read depth
+ * @peer_ird: revision 2: the IRD in the peer's frame
+ * @peer_ord: revision 2: the ORD in the peer's frame
+ * @rtr: revision 2 peer-to-peer, full operation: the RTR type agreed,
+ *	one of MPA_F_RTR_*, or 0
+ * @p2p: revision 2 peer-to-peer model agreed
+ * @markers_rx: full operation: the peer inserts markers
+ * @markers_tx: full operation: we insert markers
+ * @crc: full operation: CRCs are generated and checked
+ * @peer_fin: the peer half-closed on an FPDU boundary
+ * @rejected: Initiator: the Reply had R=1
+ *
+ * The kernel's view of what the MPA_INFO socket option reports.
+ */
+struct mpa_conn_attrs {
+	enum mpa_state	state;
+	u32		role;
+	u32		rev;
+	u32		error;
+	u32		mulpdu;
+	u32		peer_pd_len;
+	u16		ird;
+	u16		ord;
+	u16		peer_ird;
+	u16		peer_ord;
+	u32		rtr;
+	bool		p2p;
+	bool		markers_rx;
+	bool		markers_tx;
+	bool		crc;
+	bool		peer_fin;
+	bool		rejected;
 };
 
 /**
@@ -115,6 +159,6 @@ int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 		     struct iov_iter *data, u32 data_len, int flags);
 void mpa_send_end(struct mpa_conn *conn);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
-void mpa_conn_info(struct mpa_conn *conn, struct mpa_info *info);
+void mpa_conn_info(struct mpa_conn *conn, struct mpa_conn_attrs *attrs);
 
 #endif /* _NET_MPA_H */

@@ -257,17 +257,17 @@ static int mpa_echo_bind(struct mpa_echo *e, void __user *arg)
 
 static int mpa_echo_status(struct mpa_echo *e, void __user *arg)
 {
+	struct mpa_conn_attrs attrs;
 	struct mpa_echo_status st;
-	struct mpa_info info;
 
 	if (!e->conn)
 		return -ENOTCONN;
-	mpa_conn_info(e->conn, &info);
+	mpa_conn_info(e->conn, &attrs);
 	spin_lock_bh(&e->lock);
 	st = e->st;
 	spin_unlock_bh(&e->lock);
-	st.state = info.state;
-	st.rev = info.rev;
+	st.state = attrs.state;
+	st.rev = attrs.rev;
 	st.mulpdu = mpa_conn_mulpdu(e->conn);
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
 }

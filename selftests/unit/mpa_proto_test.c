@@ -870,7 +870,7 @@ TEST(mulpdu)
 TEST(v2_encode_decode)
 {
 	struct mpa_v2_info v = { .ird = 16, .ord = 0x3fff, .p2p = true,
-				 .rtr = MPA_RTR_WRITE | MPA_RTR_READ }, d;
+				 .rtr = MPA_F_RTR_WRITE | MPA_F_RTR_READ }, d;
 	u8 b[4];
 
 	mpa_v2_encode(b, &v);
@@ -883,9 +883,9 @@ TEST(v2_encode_decode)
 	ASSERT_EQ(16, d.ird);
 	ASSERT_EQ(0x3fff, d.ord);
 	ASSERT_TRUE(d.p2p);
-	ASSERT_EQ(MPA_RTR_WRITE | MPA_RTR_READ, d.rtr);
+	ASSERT_EQ(MPA_F_RTR_WRITE | MPA_F_RTR_READ, d.rtr);
 
-	v = (struct mpa_v2_info){ .ird = 0xffff, .ord = 1, .rtr = MPA_RTR_SEND };
+	v = (struct mpa_v2_info){ .ird = 0xffff, .ord = 1, .rtr = MPA_F_RTR_SEND };
 	mpa_v2_encode(b, &v);
 	/* IRD clamped to 14 bits, Send RTR in the ird word */
 	ASSERT_EQ(0x7f, b[0]);
@@ -912,24 +912,24 @@ TEST(v2_answer_swaps_and_lowers_ird_ord)
 TEST(v2_answer_picks_exactly_one_rtr)
 {
 	struct mpa_v2_info req = { .ird = 1, .ord = 1, .p2p = true,
-				   .rtr = MPA_RTR_SEND | MPA_RTR_READ };
+				   .rtr = MPA_F_RTR_SEND | MPA_F_RTR_READ };
 	struct mpa_v2_info local = { .ird = 1, .ord = 1, .p2p = true,
-				     .rtr = MPA_RTR_WRITE | MPA_RTR_READ | MPA_RTR_SEND };
+				     .rtr = MPA_F_RTR_WRITE | MPA_F_RTR_READ | MPA_F_RTR_SEND };
 	struct mpa_v2_info rep;
 
 	ASSERT_EQ(0, mpa_v2_answer(&req, &local, &rep));
 	ASSERT_TRUE(rep.p2p);
-	ASSERT_EQ(MPA_RTR_READ, rep.rtr);
+	ASSERT_EQ(MPA_F_RTR_READ, rep.rtr);
 	ASSERT_EQ(0, mpa_v2_check_reply(&req, &rep));
 
-	local.rtr = MPA_RTR_SEND;
+	local.rtr = MPA_F_RTR_SEND;
 	ASSERT_EQ(0, mpa_v2_answer(&req, &local, &rep));
-	ASSERT_EQ(MPA_RTR_SEND, rep.rtr);
+	ASSERT_EQ(MPA_F_RTR_SEND, rep.rtr);
 
 	/* nothing in common, or no peer-to-peer here */
-	local.rtr = MPA_RTR_WRITE;
+	local.rtr = MPA_F_RTR_WRITE;
 	ASSERT_EQ(-EOPNOTSUPP, mpa_v2_answer(&req, &local, &rep));
-	local.rtr = MPA_RTR_READ;
+	local.rtr = MPA_F_RTR_READ;
 	local.p2p = false;
 	ASSERT_EQ(-EOPNOTSUPP, mpa_v2_answer(&req, &local, &rep));
 }
@@ -937,16 +937,16 @@ TEST(v2_answer_picks_exactly_one_rtr)
 TEST(v2_check_reply_refuses_bad_replies)
 {
 	struct mpa_v2_info req = { .ird = 4, .ord = 4, .p2p = true,
-				   .rtr = MPA_RTR_WRITE | MPA_RTR_READ };
+				   .rtr = MPA_F_RTR_WRITE | MPA_F_RTR_READ };
 	struct mpa_v2_info rep = { .ird = 4, .ord = 4, .p2p = true,
-				   .rtr = MPA_RTR_WRITE };
+				   .rtr = MPA_F_RTR_WRITE };
 
 	ASSERT_EQ(0, mpa_v2_check_reply(&req, &rep));
-	rep.rtr = MPA_RTR_WRITE | MPA_RTR_READ;		/* two types */
+	rep.rtr = MPA_F_RTR_WRITE | MPA_F_RTR_READ;		/* two types */
 	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
-	rep.rtr = MPA_RTR_SEND;				/* not offered */
+	rep.rtr = MPA_F_RTR_SEND;				/* not offered */
 	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
-	rep.rtr = MPA_RTR_WRITE;
+	rep.rtr = MPA_F_RTR_WRITE;
 	rep.p2p = false;				/* not echoed */
 	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));
 	rep.p2p = true;

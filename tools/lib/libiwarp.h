@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -102,7 +103,7 @@ int iw_ddp_event(int sfd, struct ddp_event *ev, int ms);
 int iw_ddp_shutdown(int sfd);
 const char *iw_ddp_err_name(unsigned int type, unsigned int code);
 
-/* ---- iw_msg.c: the tools' diagnostics (the only calls that print or exit) ---- */
+/* ---- iw_msg.c: the tools' diagnostics (the only calls that print or exit), command line ---- */
 
 #ifndef __printf
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -113,8 +114,12 @@ const char *iw_ddp_err_name(unsigned int type, unsigned int code);
 
 __printf(1, 0) void iw_vmsg(const char *fmt, va_list ap);
 __printf(1, 2) void iw_msg(const char *fmt, ...);
+__printf(2, 3) void iw_msg_if(bool on, const char *fmt, ...);
 __noreturn void iw_die_sys(const char *what);
 const char *iw_version(void);
 void iw_print_version(void);
+int iw_usage(void (*usage)(FILE *f), bool help);
+int iw_host_port(int argc, char **argv, const char **host, const char **port);
+int iw_secs_arg(const char *arg, long min, int *ms);
 
 #endif /* _LIBIWARP_H */
