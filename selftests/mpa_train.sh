@@ -90,7 +90,7 @@ for i in "${!cases[@]}"; do
 	ip netns exec "$NA" tshark -i mtr0 -f "tcp port $port" -w "$tmp/cap" > "$tmp/t.err" 2>&1 &
 	tpid=$!
 	for _ in $(seq 1800); do
-		grep -q 'Capturing on' "$tmp/t.err" && break
+		grep -q 'Capture started' "$tmp/t.err" && break
 		sleep 0.1
 	done
 	ip netns exec "$NB" "$cat" -l 192.0.2.2 "$port" > "$tmp/out" 2> "$tmp/l.err" &
