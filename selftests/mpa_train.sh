@@ -26,6 +26,7 @@ cat=$top/tools/mpa-cat
 tmp=$(mktemp -d)
 NA=mpa-train-a
 NB=mpa-train-b
+# shellcheck disable=SC2317 # runs through the trap
 cleanup() {
 	ip netns del "$NA" 2> /dev/null
 	ip netns del "$NB" 2> /dev/null
@@ -51,16 +52,16 @@ for t in tshark ip ethtool; do
 	fi
 done
 
-ip netns add "$NA" && ip netns add "$NB" &&
+if ! { ip netns add "$NA" && ip netns add "$NB" &&
 ip link add mtr0 netns "$NA" type veth peer name mtr1 netns "$NB" &&
 ip -n "$NA" addr add 192.0.2.1/24 dev mtr0 &&
 ip -n "$NB" addr add 192.0.2.2/24 dev mtr1 &&
 ip -n "$NA" link set mtr0 mtu 1500 up &&
 ip -n "$NB" link set mtr1 mtu 1500 up &&
-ip -n "$NA" link set lo up && ip -n "$NB" link set lo up || {
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up; }; then
 	echo "Bail out! cannot set up the veth pair"
 	exit 1
-}
+fi
 head -c $((2 << 20)) /dev/urandom > "$tmp/in"
 
 # check CAPTURE SIZE PORT: prints "segments fpdu-starts whole max-fpdus
