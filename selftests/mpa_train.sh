@@ -10,14 +10,20 @@
 #  1. TSO and GSO off, 1442-octet ULPDUs: every data segment starts with
 #     an FPDU, and carries exactly one.
 #  2. TSO and GSO off, 100-octet ULPDUs: every data segment starts with
-#     an FPDU, and FPDUs share segments (at least 8 per segment on
+#     an FPDU, and FPDUs share segments (at least 4 per segment on
 #     average: 13 fit in 1448 octets).
 #  3. GSO on (veth's default), 1442-octet ULPDUs: the capture sees the
 #     skbs before GSO cuts them: trains of several FPDUs appear (at least
 #     one skb of 4 or more), each starts with an FPDU and is a whole
 #     number of FPDUs.
 #
-# Each case also checks that the data arrived intact. TAP; needs tshark,
+# The receiver's buffer (tcp_rmem) covers the whole transfer: a receive
+# window that ends inside an skb makes TCP cut it there (with Nagle off,
+# tcp_mss_split_point()), and the rest of that skb's segments then start
+# inside FPDUs; Documentation/mpa.rst gives the share measured with a
+# slow reader and the default buffer. Each case also checks that the
+# data arrived intact. MPA_TRAIN_KEEP=DIR
+# keeps the captures there. TAP; needs tshark,
 # ip (iproute2), ethtool, mpa.ko loaded, root.
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +64,9 @@ ip -n "$NA" addr add 192.0.2.1/24 dev mtr0 &&
 ip -n "$NB" addr add 192.0.2.2/24 dev mtr1 &&
 ip -n "$NA" link set mtr0 mtu 1500 up &&
 ip -n "$NB" link set mtr1 mtu 1500 up &&
-ip -n "$NA" link set lo up && ip -n "$NB" link set lo up; }; then
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up &&
+# a receive window that always covers the transfer: see below
+ip netns exec "$NB" sysctl -qw net.ipv4.tcp_rmem="4096 8388608 8388608"; }; then
 	echo "Bail out! cannot set up the veth pair"
 	exit 1
 fi
@@ -107,6 +115,7 @@ for i in "${!cases[@]}"; do
 	sleep 1
 	kill -INT "$tpid"
 	wait "$tpid"
+	[ -n "${MPA_TRAIN_KEEP:-}" ] && cp "$tmp/cap" "$MPA_TRAIN_KEEP/cap$n.pcap"
 	read -r segs starts whole maxk fpdus <<< "$(check "$tmp/cap" "$size" "$port")"
 	echo "# ${names[$i]}: $segs data segments, $starts start with an FPDU," \
 	     "$whole hold whole FPDUs, at most $maxk FPDUs in one, $fpdus FPDUs in all"
@@ -115,7 +124,7 @@ for i in "${!cases[@]}"; do
 	   [ "$segs" -gt 0 ] && [ "$starts" = "$segs" ] && [ "$whole" = "$segs" ]; then
 		case $i in
 		0) [ "$maxk" = 1 ] && ok=1 ;;
-		1) [ "$fpdus" -ge $((8 * segs)) ] && ok=1 ;;
+		1) [ "$fpdus" -ge $((4 * segs)) ] && ok=1 ;;
 		2) [ "$maxk" -ge 4 ] && ok=1 ;;
 		esac
 	fi
