@@ -15,8 +15,9 @@
  * prints the medians. --listen-addr/--connect-addr and
  * --sink-netns/--source-netns move the two ends off loopback, e.g. onto a
  * veth pair between two namespaces. Every run also measures the CPU time
- * per GB moved: the non-idle time of the whole machine from /proc/stat
- * (both ends and the softirq work run on it) and each side's getrusage().
+ * per GB moved: the busy time of the whole machine (CPUs x elapsed - idle,
+ * /proc/stat; both ends and the softirq work run on it) and each side's
+ * getrusage().
  * --json prints one JSON object per run or table row. See ddp-bench(1).
  */
 #define _GNU_SOURCE
@@ -95,7 +96,8 @@ struct shared {
 	uint32_t crc;		/* the initiator saw MPA_I_CRC */
 	uint32_t measuring;	/* the sink's window started */
 	uint64_t win_msgs;
-	double sys_cpu_s;	/* non-idle CPU of the machine in the window */
+	double sys_cpu_s;	/* busy CPU of the machine in the window */
+	double tick_cpu_s;	/* the same from the tick-sampled fields */
 	double sink_cpu_s;	/* the sink's getrusage() in the window */
 	double src_cpu_s;	/* the source's, from its view of the window */
 	char err[256];
@@ -106,6 +108,7 @@ struct result {
 	double msgs_s;
 	double fpdus_per_msg;
 	double cpu_gb;		/* CPU seconds per GB (10^9 octets): machine */
+	double tick_cpu_gb;	/* the same from the tick-sampled fields */
 	double sink_cpu_gb;	/* the sink process alone */
 	double src_cpu_gb;	/* the source process alone; < 0: unknown */
 	uint32_t mulpdu;
@@ -116,11 +119,22 @@ static struct shared *sh;
 static int no_crc;		/* --no-crc: MPA_F_NO_CRC on both ends */
 static int json;		/* --json: JSON lines on stdout */
 
-/* CPU time marks: the machine's non-idle time and this process's. */
+/*
+ * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
+ * process's (getrusage), the clock. The machine's busy time is taken as
+ * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
+ * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
+ * is busy, so their sum undercounts (measured: half of what the source
+ * process alone used), while idle time is clocked at each idle exit.
+ */
 struct cpu_mark {
-	double sys_s;	/* user+nice+system+irq+softirq of all CPUs, s */
+	double wall;	/* CLOCK_MONOTONIC, s */
+	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
+	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
 	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
 };
+
+static double now(void);
 
 static double tv_s(struct timeval t)
 {
@@ -130,21 +144,42 @@ static double tv_s(struct timeval t)
 static void cpu_mark(struct cpu_mark *m)
 {
 	unsigned long long v[7];
+	double hz = sysconf(_SC_CLK_TCK);
 	struct rusage ru;
 	FILE *f;
 
-	m->sys_s = -1;
+	m->busy_s = -1;
+	m->idle_s = -1;
+	m->wall = now();
 	f = fopen("/proc/stat", "r");
 	if (f) {
 		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7)
-			m->sys_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) /
-				   sysconf(_SC_CLK_TCK);
+			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
+			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+			m->idle_s = (v[3] + v[4]) / hz;
+		}
 		fclose(f);
 	}
 	m->self_s = 0;
 	if (!getrusage(RUSAGE_SELF, &ru))
 		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
+static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	double busy;
+
+	if (a->idle_s < 0 || b->idle_s < 0)
+		return -1;
+	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
+	return busy > 0 ? busy : 0;
+}
+
+/* The same from the tick-sampled non-idle fields, -1 if unknown */
+static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
 }
 
 static void set_err(const char *fmt, ...)
@@ -378,8 +413,8 @@ static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
 			m->state = 2;
 			m->end = t;
 			cpu_mark(&c1);
-			sh->sys_cpu_s = m->c0.sys_s < 0 || c1.sys_s < 0 ? -1 :
-					c1.sys_s - m->c0.sys_s;
+			sh->sys_cpu_s = cpu_busy(&m->c0, &c1);
+			sh->tick_cpu_s = cpu_ticks(&m->c0, &c1);
 			sh->sink_cpu_s = c1.self_s - m->c0.self_s;
 			sh->win_bytes = m->bytes;
 			sh->win_msgs = m->msgs;
@@ -707,6 +742,8 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	r->crc = c->mode == M_TCP ? 0 : sh->crc;
 	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
 		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
+			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
 	r->sink_cpu_gb = sh->win_bytes ? sh->sink_cpu_s / (sh->win_bytes / 1e9) : -1;
 	r->src_cpu_gb = sh->win_bytes && sh->src_cpu_s >= 0 ?
 			sh->src_cpu_s / (sh->win_bytes / 1e9) : -1;
@@ -799,6 +836,7 @@ static void print_json(const struct cfg *c, size_t size, const struct result *r,
 	json_num("cpu_s_per_gb", r->cpu_gb, 3);
 	json_num("cpu_tx_s_per_gb", r->src_cpu_gb, 3);
 	json_num("cpu_rx_s_per_gb", r->sink_cpu_gb, 3);
+	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
 	printf("\"crc\": %s, ", r->crc ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	json_str("path", path_name());
@@ -861,6 +899,7 @@ static int run_table(size_t size, double secs, int rounds)
 		m.fpdus_per_msg = med_of(rs[i], ok[i],
 					 offsetof(struct result, fpdus_per_msg));
 		m.cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, cpu_gb));
+		m.tick_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, tick_cpu_gb));
 		m.sink_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, sink_cpu_gb));
 		m.src_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, src_cpu_gb));
 		m.mbps = med_of(rs[i], ok[i], offsetof(struct result, mbps));

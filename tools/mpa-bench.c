@@ -7,8 +7,8 @@
  * --listen-addr/--connect-addr and --sink-netns/--source-netns move the two
  * ends off loopback, e.g. onto a veth pair between two namespaces (as
  * ddp-bench). Throughput is counted by the receiver after a warm-up, with
- * the CPU time per GB moved: the machine's non-idle time from /proc/stat
- * and each side's getrusage(). The ping-pong mode measures round trips of
+ * the CPU time per GB moved: the machine's busy time (CPUs x elapsed -
+ * idle, /proc/stat) and each side's getrusage(). The ping-pong mode measures round trips of
  * 64-octet messages. --table runs the whole matrix (raw TCP and MPA with
  * CRC on/off and markers on/off) in several rounds and prints the medians.
  * --json prints one JSON object per run or table cell. See mpa-bench(1).
@@ -82,7 +82,8 @@ struct shared {
 	__u32 mulpdu;			/* the child's MPA_MULPDU after MPA_ACCEPT */
 	int measuring;			/* the receiver's window started */
 	__u64 win_msgs;
-	double sys_cpu_s;		/* non-idle CPU of the machine in the window */
+	double sys_cpu_s;		/* busy CPU of the machine in the window */
+	double tick_cpu_s;		/* the same from the tick-sampled fields */
 	double rx_cpu_s;		/* the receiver's getrusage() in the window */
 	double tx_cpu_s;		/* the sender's, from its view of the window */
 	struct mpa_stats rx_stats;
@@ -95,6 +96,7 @@ struct result {
 	double rtt_med_us;
 	double rtt_mean_us;
 	double cpu_gb;			/* CPU s per GB (10^9 octets): machine */
+	double tick_cpu_gb;		/* the same from the tick-sampled fields */
 	double rx_cpu_gb;		/* the receiver process alone */
 	double tx_cpu_gb;		/* the sender process alone; < 0: unknown */
 	unsigned long nrtt;
@@ -111,11 +113,22 @@ static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 
-/* CPU time marks: the machine's non-idle time and this process's. */
+/*
+ * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
+ * process's (getrusage), the clock. The machine's busy time is taken as
+ * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
+ * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
+ * is busy, so their sum undercounts (measured: half of what the source
+ * process alone used), while idle time is clocked at each idle exit.
+ */
 struct cpu_mark {
-	double sys_s;	/* user+nice+system+irq+softirq of all CPUs, s */
+	double wall;	/* CLOCK_MONOTONIC, s */
+	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
+	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
 	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
 };
+
+static double now(void);
 
 static double tv_s(struct timeval t)
 {
@@ -125,21 +138,42 @@ static double tv_s(struct timeval t)
 static void cpu_mark(struct cpu_mark *m)
 {
 	unsigned long long v[7];
+	double hz = sysconf(_SC_CLK_TCK);
 	struct rusage ru;
 	FILE *f;
 
-	m->sys_s = -1;
+	m->busy_s = -1;
+	m->idle_s = -1;
+	m->wall = now();
 	f = fopen("/proc/stat", "r");
 	if (f) {
 		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7)
-			m->sys_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) /
-				   sysconf(_SC_CLK_TCK);
+			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
+			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+			m->idle_s = (v[3] + v[4]) / hz;
+		}
 		fclose(f);
 	}
 	m->self_s = 0;
 	if (!getrusage(RUSAGE_SELF, &ru))
 		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
+static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	double busy;
+
+	if (a->idle_s < 0 || b->idle_s < 0)
+		return -1;
+	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
+	return busy > 0 ? busy : 0;
+}
+
+/* The same from the tick-sampled non-idle fields, -1 if unknown */
+static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
 }
 
 static void set_err(const char *fmt, ...)
@@ -484,8 +518,8 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 				sh->win_bytes = total - b0;
 				sh->win_msgs = msgs - m0;
 				cpu_mark(&c1);
-				sh->sys_cpu_s = c0.sys_s < 0 || c1.sys_s < 0 ? -1 :
-						c1.sys_s - c0.sys_s;
+				sh->sys_cpu_s = cpu_busy(&c0, &c1);
+				sh->tick_cpu_s = cpu_ticks(&c0, &c1);
 				sh->rx_cpu_s = c1.self_s - c0.self_s;
 				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			}
@@ -820,6 +854,7 @@ reap:
 		r->mbps = -1;
 		r->msgs_s = r->rtt_mean_us > 0 ? 1e6 / r->rtt_mean_us : -1;
 		r->cpu_gb = -1;
+		r->tick_cpu_gb = -1;
 		r->rx_cpu_gb = -1;
 		r->tx_cpu_gb = -1;
 		return 0;
@@ -839,6 +874,8 @@ reap:
 		r->msgs_s = r->mbps * 1e6 / size;
 	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
 		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
+			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
 	r->rx_cpu_gb = sh->win_bytes ? sh->rx_cpu_s / (sh->win_bytes / 1e9) : -1;
 	r->tx_cpu_gb = sh->win_bytes && sh->tx_cpu_s >= 0 ?
 		       sh->tx_cpu_s / (sh->win_bytes / 1e9) : -1;
@@ -917,6 +954,7 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	json_num("cpu_s_per_gb", r->cpu_gb, 3);
 	json_num("cpu_tx_s_per_gb", r->tx_cpu_gb, 3);
 	json_num("cpu_rx_s_per_gb", r->rx_cpu_gb, 3);
+	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
 	printf("\"crc\": %s, ", c->mpa && !(c->flags & MPA_F_NO_CRC) ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
@@ -1034,6 +1072,7 @@ static void cell_medians(struct result *m, const struct result *rs, int ok)
 	m->rtt_med_us = med_of(rs, ok, offsetof(struct result, rtt_med_us));
 	m->rtt_mean_us = med_of(rs, ok, offsetof(struct result, rtt_mean_us));
 	m->cpu_gb = med_of(rs, ok, offsetof(struct result, cpu_gb));
+	m->tick_cpu_gb = med_of(rs, ok, offsetof(struct result, tick_cpu_gb));
 	m->rx_cpu_gb = med_of(rs, ok, offsetof(struct result, rx_cpu_gb));
 	m->tx_cpu_gb = med_of(rs, ok, offsetof(struct result, tx_cpu_gb));
 }
@@ -1134,7 +1173,7 @@ static int run_table(double secs, int rounds)
 						     offsetof(struct result, rtt_mean_us)));
 		printf("\n");
 	}
-	printf("\nCPU time per GB moved (s/GB: non-idle CPU of the machine, /proc/stat),\n"
+	printf("\nCPU time per GB moved (s/GB: busy CPU of the machine, /proc/stat),\n"
 	       "x = ratio to tcp\n\n");
 	printf("%-20s", "");
 	for (s = 0; s < NSIZES; s++)
