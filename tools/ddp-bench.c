@@ -11,10 +11,14 @@
  * and hands back one credit per event (shared memory), so the source
  * never overruns the posted buffers or the event ring. Raw TCP is the
  * same message size with write()/read(). --table runs every mode with
- * markers off and on (CRC on) in several rounds and prints the medians.
- * --listen-addr/--connect-addr and --sink-netns/--source-netns move the
- * two ends off loopback, e.g. onto a veth pair between two namespaces.
- * See ddp-bench(1).
+ * markers off and on (CRC on, or off with --no-crc) in several rounds and
+ * prints the medians. --listen-addr/--connect-addr and
+ * --sink-netns/--source-netns move the two ends off loopback, e.g. onto a
+ * veth pair between two namespaces. Every run also measures the CPU time
+ * per GB moved: the busy time of the whole machine (CPUs x elapsed - idle,
+ * /proc/stat; both ends and the softirq work run on it) and each side's
+ * getrusage().
+ * --json prints one JSON object per run or table row. See ddp-bench(1).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,13 +32,16 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -86,16 +93,94 @@ struct shared {
 	uint64_t rx_msgs;
 	uint64_t rx_fpdus;
 	uint32_t mulpdu;
+	uint32_t crc;		/* the initiator saw MPA_I_CRC */
+	uint32_t measuring;	/* the sink's window started */
+	uint64_t win_msgs;
+	double sys_cpu_s;	/* busy CPU of the machine in the window */
+	double tick_cpu_s;	/* the same from the tick-sampled fields */
+	double sink_cpu_s;	/* the sink's getrusage() in the window */
+	double src_cpu_s;	/* the source's, from its view of the window */
 	char err[256];
 };
 
 struct result {
 	double mbps;
+	double msgs_s;
 	double fpdus_per_msg;
+	double cpu_gb;		/* CPU seconds per GB (10^9 octets): machine */
+	double tick_cpu_gb;	/* the same from the tick-sampled fields */
+	double sink_cpu_gb;	/* the sink process alone */
+	double src_cpu_gb;	/* the source process alone; < 0: unknown */
 	uint32_t mulpdu;
+	int crc;
 };
 
 static struct shared *sh;
+static int no_crc;		/* --no-crc: MPA_F_NO_CRC on both ends */
+static int json;		/* --json: JSON lines on stdout */
+
+/*
+ * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
+ * process's (getrusage), the clock. The machine's busy time is taken as
+ * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
+ * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
+ * is busy, so their sum undercounts (measured: half of what the source
+ * process alone used), while idle time is clocked at each idle exit.
+ */
+struct cpu_mark {
+	double wall;	/* CLOCK_MONOTONIC, s */
+	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
+	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
+	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
+};
+
+static double now(void);
+
+static double tv_s(struct timeval t)
+{
+	return t.tv_sec + t.tv_usec / 1e6;
+}
+
+static void cpu_mark(struct cpu_mark *m)
+{
+	unsigned long long v[7];
+	double hz = sysconf(_SC_CLK_TCK);
+	struct rusage ru;
+	FILE *f;
+
+	m->busy_s = -1;
+	m->idle_s = -1;
+	m->wall = now();
+	f = fopen("/proc/stat", "r");
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
+			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+			m->idle_s = (v[3] + v[4]) / hz;
+		}
+		fclose(f);
+	}
+	m->self_s = 0;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
+static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	double busy;
+
+	if (a->idle_s < 0 || b->idle_s < 0)
+		return -1;
+	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
+	return busy > 0 ? busy : 0;
+}
+
+/* The same from the tick-sampled non-idle fields, -1 if unknown */
+static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
+}
 
 static void set_err(const char *fmt, ...)
 {
@@ -129,17 +214,19 @@ static uint32_t load(uint32_t *p)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ddp-bench [--mode tcp|tagged|untagged] [--markers] [--size N]\n"
-		"                 [--seconds S] [-6] [ENDPOINTS]\n"
-		"       ddp-bench --table [--rounds N] [--size N] [--seconds S] [-6]\n"
-		"                 [ENDPOINTS]\n"
+		"usage: ddp-bench [--mode tcp|tagged|untagged] [--markers] [--no-crc]\n"
+		"                 [--size N] [--seconds S] [--json] [-6] [ENDPOINTS]\n"
+		"       ddp-bench --table [--rounds N] [--no-crc] [--size N] [--seconds S]\n"
+		"                 [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
 		"           [--source-netns NAME]\n"
 		"  --mode M     what to measure (default tagged)\n"
 		"  --markers    MPA markers in both directions\n"
+		"  --no-crc     MPA without CRC (needs /sys/module/mpa/parameters/allow_no_crc=1)\n"
+		"  --json       one JSON object per run or table row on stdout\n"
 		"  --size N     message size in octets (default 65536, at most 16 MiB)\n"
 		"  --seconds S  measurement time per run after a warm-up (default 2)\n"
-		"  --table      raw TCP, tagged and untagged with markers off/on, CRC on\n"
+		"  --table      raw TCP, tagged and untagged with markers off/on\n"
 		"  --rounds N   rounds of the table, medians are printed (default 3)\n"
 		"  -6           IPv6 loopback (default IPv4)\n"
 		"  --listen-addr A   sink's bind address (default loopback)\n"
@@ -147,7 +234,8 @@ static void print_usage(FILE *f)
 		"  --sink-netns NAME    sink socket in /run/netns/NAME\n"
 		"  --source-netns NAME  source socket in /run/netns/NAME\n"
 		"  --help       this text\n"
-		"  --version    print the version\n");
+		"  --version    print the version\n"
+		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
 }
 
 /* ---- connection setup ---- */
@@ -234,12 +322,15 @@ static int mpa_setup(int fd, __u32 role, unsigned int flags)
 {
 	struct mpa_info info;
 
+	if (no_crc)
+		flags |= MPA_F_NO_CRC;
 	if (iw_mpa_attach(fd)) {
 		set_err("TCP_ULP mpa: %s", strerror(errno));
 		return -1;
 	}
 	if (iw_mpa_start(fd, role, flags, NULL, 0, NULL, 0)) {
-		set_err("MPA_START: %s", strerror(errno));
+		set_err("MPA_START: %s%s", strerror(errno), errno == EPERM && no_crc ?
+			" (--no-crc needs /sys/module/mpa/parameters/allow_no_crc=1)" : "");
 		return -1;
 	}
 	if (iw_mpa_wait_startup(fd, role, 10000, &info)) {
@@ -260,6 +351,12 @@ static int mpa_setup(int fd, __u32 role, unsigned int flags)
 	}
 	if (role == MPA_ROLE_INITIATOR && info.state == MPA_S_FULL) {
 		sh->mulpdu = info.mulpdu;
+		sh->crc = !!(info.flags & MPA_I_CRC);
+		if (sh->crc == !!no_crc) {
+			set_err("MPA negotiated CRC %s, wanted %s", sh->crc ? "on" : "off",
+				no_crc ? "off" : "on");
+			return -1;
+		}
 		return 0;
 	}
 	set_err("MPA startup ended in state %u", info.state);
@@ -293,12 +390,14 @@ static void post(int sfd, void *buf, size_t len, __u64 cookie)
 /* Count the octets of completed messages after @warm s for @secs s. */
 struct meter {
 	double t0, start, end;
-	uint64_t bytes;
+	uint64_t bytes, msgs;
+	struct cpu_mark c0;
 	int state;		/* 0 warm-up, 1 measuring, 2 done */
 };
 
 static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
 {
+	struct cpu_mark c1;
 	double t = now();
 
 	if (!m->t0)
@@ -306,12 +405,20 @@ static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
 	if (m->state == 0 && t - m->t0 >= warm) {
 		m->state = 1;
 		m->start = t;
+		cpu_mark(&m->c0);
+		__atomic_store_n(&sh->measuring, 1, __ATOMIC_RELEASE);
 	} else if (m->state == 1) {
 		m->bytes += n;
+		m->msgs++;
 		if (t - m->start >= secs) {
 			m->state = 2;
 			m->end = t;
+			cpu_mark(&c1);
+			sh->sys_cpu_s = cpu_busy(&m->c0, &c1);
+			sh->tick_cpu_s = cpu_ticks(&m->c0, &c1);
+			sh->sink_cpu_s = c1.self_s - m->c0.self_s;
 			sh->win_bytes = m->bytes;
+			sh->win_msgs = m->msgs;
 			sh->win_secs = m->end - m->start;
 			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			futex(&sh->credits, FUTEX_WAKE, 1, NULL);
@@ -445,6 +552,25 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 
 /* ---- source (parent) ---- */
 
+/* The source's CPU time over the sink's window, as far as it sees it. */
+static struct cpu_mark src_c0;
+static int src_phase;		/* 0 before the window, 1 in it, 2 after */
+
+static void src_cpu_track(void)
+{
+	struct cpu_mark m;
+
+	if (src_phase == 0 && load(&sh->measuring)) {
+		cpu_mark(&src_c0);
+		src_phase = 1;
+	}
+	if (src_phase == 1 && load(&sh->stop)) {
+		cpu_mark(&m);
+		sh->src_cpu_s = m.self_s - src_c0.self_s;
+		src_phase = 2;
+	}
+}
+
 /* Wait until message @i may be sent; false once the sink stopped. */
 static int wait_credit(uint32_t i)
 {
@@ -485,6 +611,7 @@ static int source_tcp(int fd, size_t size, pid_t child)
 	if (!buf || wait_ready(child))
 		return -1;
 	while (!load(&sh->stop)) {
+		src_cpu_track();
 		for (off = 0; off < size; off += n) {
 			n = write(fd, buf + off, size - off);
 			if (n < 0 && errno == EINTR) {
@@ -497,6 +624,7 @@ static int source_tcp(int fd, size_t size, pid_t child)
 			}
 		}
 	}
+	src_cpu_track();
 	shutdown(fd, SHUT_WR);
 	free(buf);
 	return 0;
@@ -528,6 +656,7 @@ static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 	if (wait_ready(child))
 		return -1;
 	for (i = 0; wait_credit(i); i++) {
+		src_cpu_track();
 		to = sh->base_to + (uint64_t)(i % WINDOW) * size;
 		if (c->mode == M_TAGGED ?
 		    iw_ddp_send_tagged(sfd, buf, size, sh->stag, to, 0) :
@@ -536,6 +665,7 @@ static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 			return -1;
 		}
 	}
+	src_cpu_track();
 	if (iw_ddp_shutdown(sfd))
 		set_err("DDP_IOC_SHUTDOWN: %s", strerror(errno));
 	/* the sink closes when it got our FIN; no event is expected before */
@@ -560,6 +690,8 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	pid_t pid;
 
 	memset(sh, 0, sizeof(*sh));
+	sh->src_cpu_s = -1;
+	src_phase = 0;
 	lfd = make_listener(&port);
 	pid = fork();
 	if (pid < 0) {
@@ -603,8 +735,19 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 		return -1;
 	}
 	r->mbps = sh->win_secs > 0 ? sh->win_bytes / sh->win_secs / 1e6 : 0;
+	/* raw TCP: read() calls do not match messages; count SIZE writes */
+	r->msgs_s = c->mode == M_TCP ? r->mbps * 1e6 / size :
+		    sh->win_secs > 0 ? sh->win_msgs / sh->win_secs : 0;
 	r->fpdus_per_msg = sh->rx_msgs ? (double)sh->rx_fpdus / sh->rx_msgs : 0;
 	r->mulpdu = sh->mulpdu;
+	r->crc = c->mode == M_TCP ? 0 : sh->crc;
+	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
+		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
+			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->sink_cpu_gb = sh->win_bytes ? sh->sink_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->src_cpu_gb = sh->win_bytes && sh->src_cpu_s >= 0 ?
+			sh->src_cpu_s / (sh->win_bytes / 1e9) : -1;
 	return 0;
 }
 
@@ -615,68 +758,199 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void print_header(size_t size, double secs, int rounds)
+/* Median of @n values; negative ones (unknown) are left out, -1 if none. */
+static double median(const double *in, int n)
+{
+	double v[MAX_ROUNDS];
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (in[i] >= 0)
+			v[k++] = in[i];
+	if (!k)
+		return -1;
+	qsort(v, k, sizeof(double), cmp_double);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* The median of the double at offset @off of @n results */
+static double med_of(const struct result *rs, int n, size_t off)
+{
+	double v[MAX_ROUNDS];
+	int k;
+
+	for (k = 0; k < n; k++)
+		memcpy(&v[k], (const char *)&rs[k] + off, sizeof(double));
+	return median(v, n);
+}
+
+/* "lo" (IPv4 loopback), "lo6", or "SOURCE->SINK" namespaces ("-": ours) */
+static const char *path_name(void)
+{
+	static char buf[300];
+
+	if (!listen_addr && !connect_addr && !sink_netns && !source_netns)
+		return family == AF_INET6 ? "lo6" : "lo";
+	snprintf(buf, sizeof(buf), "%s->%s", source_netns ? source_netns : "-",
+		 sink_netns ? sink_netns : "-");
+	return buf;
+}
+
+/* A JSON string member; the values here need only " and \ escaped. */
+static void json_str(const char *key, const char *v)
+{
+	printf("\"%s\": \"", key);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			putchar('\\');
+		if ((unsigned char)*v >= 0x20)
+			putchar(*v);
+	}
+	printf("\", ");
+}
+
+/* A JSON number member, null when unknown (negative) */
+static void json_num(const char *key, double v, int decimals)
+{
+	if (v < 0)
+		printf("\"%s\": null, ", key);
+	else
+		printf("\"%s\": %.*f, ", key, decimals, v);
+}
+
+/*
+ * One JSON line: a single run (@rounds 1) or the medians of a table row.
+ * Keys are stable; see ddp-bench(1).
+ */
+static void print_json(const struct cfg *c, size_t size, const struct result *r,
+		       int rounds, double min, double max)
+{
+	printf("{");
+	json_str("tool", "ddp-bench");
+	json_str("name", c->name);
+	printf("\"size\": %zu, ", size);
+	json_num("mb_s", r->mbps, 3);
+	json_num("mb_s_min", min, 3);
+	json_num("mb_s_max", max, 3);
+	json_num("msgs_s", r->msgs_s, 1);
+	printf("\"rtt_us\": null, ");
+	json_num("cpu_s_per_gb", r->cpu_gb, 3);
+	json_num("cpu_tx_s_per_gb", r->src_cpu_gb, 3);
+	json_num("cpu_rx_s_per_gb", r->sink_cpu_gb, 3);
+	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
+	printf("\"crc\": %s, ", r->crc ? "true" : "false");
+	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
+	json_str("path", path_name());
+	json_str("addr", connect_addr ? connect_addr :
+			 listen_addr ? listen_addr : "loopback");
+	json_num("fpdus_per_msg", c->mode == M_TCP ? -1 : r->fpdus_per_msg, 2);
+	json_num("mulpdu", c->mode == M_TCP ? -1.0 : (double)r->mulpdu, 0);
+	printf("\"rounds\": %d}\n", rounds);
+	fflush(stdout);
+}
+
+static void print_header(FILE *f, size_t size, double secs, int rounds)
 {
 	struct utsname u;
 
 	uname(&u);
 	if (listen_addr || connect_addr || sink_netns || source_netns) {
-		printf("ddp-bench: kernel %s, sink on %s (netns %s), source (netns %s) to %s,\n",
-		       u.release, listen_addr ? listen_addr : "loopback",
-		       sink_netns ? sink_netns : "-", source_netns ? source_netns : "-",
-		       connect_addr ? connect_addr :
-		       listen_addr ? listen_addr : "loopback");
-		printf("ddp-bench: %zu-octet messages, window %d,\n", size, WINDOW);
+		fprintf(f, "ddp-bench: kernel %s, sink on %s (netns %s),", u.release,
+			listen_addr ? listen_addr : "loopback", sink_netns ? sink_netns : "-");
+		fprintf(f, " source (netns %s) to %s,\n", source_netns ? source_netns : "-",
+			connect_addr ? connect_addr :
+			listen_addr ? listen_addr : "loopback");
+		fprintf(f, "ddp-bench: %zu-octet messages, window %d,\n", size, WINDOW);
 	} else {
-		printf("ddp-bench: kernel %s, %s loopback, %zu-octet messages, window %d,\n",
-		       u.release, family == AF_INET6 ? "IPv6" : "IPv4", size, WINDOW);
+		fprintf(f, "ddp-bench: kernel %s, %s loopback, %zu-octet messages, window %d,\n",
+			u.release, family == AF_INET6 ? "IPv6" : "IPv4", size, WINDOW);
 	}
-	printf("ddp-bench: %.1f s per run after a warm-up, %d round(s), MPA CRC on\n",
-	       secs, rounds);
+	fprintf(f, "ddp-bench: %.1f s per run after a warm-up, %d round(s), MPA CRC %s\n",
+		secs, rounds, no_crc ? "off" : "on");
 }
 
 static int run_table(size_t size, double secs, int rounds)
 {
-	double v[NCFGS][MAX_ROUNDS], med[NCFGS], fpm[NCFGS] = { 0 };
+	static struct result rs[NCFGS][MAX_ROUNDS];
+	double v[MAX_ROUNDS], med[NCFGS];
 	int ok[NCFGS] = { 0 }, i, k, fail = 0;
-	uint32_t mulpdu[NCFGS] = { 0 };
-	struct result r;
+	struct result m;
 
-	print_header(size, secs, rounds);
+	print_header(json ? stderr : stdout, size, secs, rounds);
 	for (k = 0; k < rounds; k++) {
 		for (i = 0; i < NCFGS; i++) {
-			if (run_one(&cfgs[i], size, secs, &r)) {
+			if (run_one(&cfgs[i], size, secs, &rs[i][ok[i]])) {
 				fail = 1;
 				continue;
 			}
-			v[i][ok[i]++] = r.mbps;
-			fpm[i] = r.fpdus_per_msg;
-			if (r.mulpdu)
-				mulpdu[i] = r.mulpdu;
+			ok[i]++;
 		}
 	}
-	printf("%-22s %10s %10s %10s %8s %9s %7s\n", "config", "MB/s", "min",
-	       "max", "vs tcp", "FPDU/msg", "MULPDU");
+	if (!json)
+		printf("%-22s %10s %10s %10s %8s %9s %7s %9s\n", "config", "MB/s", "min",
+		       "max", "vs tcp", "FPDU/msg", "MULPDU", "CPU s/GB");
 	for (i = 0; i < NCFGS; i++) {
 		if (!ok[i]) {
-			printf("%-22s %10s\n", cfgs[i].name, "FAILED");
+			if (!json)
+				printf("%-22s %10s\n", cfgs[i].name, "FAILED");
 			continue;
 		}
-		qsort(v[i], ok[i], sizeof(double), cmp_double);
-		med[i] = ok[i] % 2 ? v[i][ok[i] / 2] :
-			 (v[i][ok[i] / 2 - 1] + v[i][ok[i] / 2]) / 2;
-		printf("%-22s %10.1f %10.1f %10.1f", cfgs[i].name, med[i], v[i][0],
-		       v[i][ok[i] - 1]);
+		m = rs[i][ok[i] - 1];
+		m.msgs_s = med_of(rs[i], ok[i], offsetof(struct result, msgs_s));
+		m.fpdus_per_msg = med_of(rs[i], ok[i],
+					 offsetof(struct result, fpdus_per_msg));
+		m.cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, cpu_gb));
+		m.tick_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, tick_cpu_gb));
+		m.sink_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, sink_cpu_gb));
+		m.src_cpu_gb = med_of(rs[i], ok[i], offsetof(struct result, src_cpu_gb));
+		m.mbps = med_of(rs[i], ok[i], offsetof(struct result, mbps));
+		med[i] = m.mbps;
+		for (k = 0; k < ok[i]; k++)
+			v[k] = rs[i][k].mbps;
+		qsort(v, ok[i], sizeof(double), cmp_double);
+		if (json) {
+			print_json(&cfgs[i], size, &m, ok[i], v[0], v[ok[i] - 1]);
+			continue;
+		}
+		printf("%-22s %10.1f %10.1f %10.1f", cfgs[i].name, med[i], v[0],
+		       v[ok[i] - 1]);
 		if (ok[0] && med[0] > 0)
 			printf(" %8.2f", med[i] / med[0]);
 		else
 			printf(" %8s", "-");
 		if (cfgs[i].mode == M_TCP)
-			printf(" %9s %7s\n", "-", "-");
+			printf(" %9s %7s", "-", "-");
 		else
-			printf(" %9.2f %7u\n", fpm[i], mulpdu[i]);
+			printf(" %9.2f %7u", m.fpdus_per_msg, m.mulpdu);
+		if (m.cpu_gb >= 0)
+			printf(" %9.2f\n", m.cpu_gb);
+		else
+			printf(" %9s\n", "-");
 	}
 	return fail;
+}
+
+/*
+ * --no-crc: MPA_START fails with EPERM unless the administrator allowed it;
+ * say so before any run (a missing parameter file: mpa.ko is not loaded,
+ * the runs will tell).
+ */
+static int no_crc_allowed(void)
+{
+	const char *p = "/sys/module/mpa/parameters/allow_no_crc";
+	char c = 0;
+	FILE *f = fopen(p, "r");
+
+	if (!f)
+		return 1;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	if (c == 'Y' || c == '1')
+		return 1;
+	fprintf(stderr, "ddp-bench: --no-crc refused: %s is %c; as root: echo 1 > %s\n",
+		p, c ? c : '?', p);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -684,6 +958,8 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "mode", required_argument, NULL, 'M' },
 		{ "markers", no_argument, NULL, 'k' },
+		{ "no-crc", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "size", required_argument, NULL, 's' },
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "table", no_argument, NULL, 'T' },
@@ -720,6 +996,12 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			one.flags |= MPA_F_MARKERS;
+			break;
+		case 'c':
+			no_crc = 1;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 's':
 			size = strtoul(optarg, &end, 0);
@@ -785,6 +1067,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (no_crc && !no_crc_allowed())
+		return 1;
 	if (sink_netns)
 		sink_ns_fd = open_netns(sink_netns);
 	if (source_netns)
@@ -803,13 +1087,20 @@ int main(int argc, char **argv)
 	one.name = one.mode == M_TCP ? "tcp" :
 		   one.mode == M_TAGGED ? (one.flags ? "ddp tagged markers" : "ddp tagged") :
 		   (one.flags ? "ddp untagged markers" : "ddp untagged");
-	print_header(size, secs, 1);
+	print_header(json ? stderr : stdout, size, secs, 1);
 	if (run_one(&one, size, secs, &r))
 		return 1;
+	if (json) {
+		print_json(&one, size, &r, 1, r.mbps, r.mbps);
+		return 0;
+	}
 	printf("%s: %.1f MB/s", one.name, r.mbps);
 	if (one.mode != M_TCP)
 		printf(", %.2f FPDUs per message, MULPDU %u", r.fpdus_per_msg,
 		       r.mulpdu);
+	if (r.cpu_gb >= 0)
+		printf(", CPU %.2f s/GB (source %.2f, sink %.2f)", r.cpu_gb,
+		       r.src_cpu_gb, r.sink_cpu_gb);
 	printf("\n");
 	return 0;
 }

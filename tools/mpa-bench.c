@@ -4,13 +4,19 @@
  *
  * Sender and receiver run on loopback in one process pair: the parent is
  * the sender (MPA Initiator), a forked child the receiver (MPA Responder).
- * Throughput is counted by the receiver after a warm-up; the ping-pong mode
- * measures round trips of 64-octet messages. --table runs the whole matrix
- * (raw TCP and MPA with CRC on/off and markers on/off) in several rounds
- * and prints the medians. See mpa-bench(1).
+ * --listen-addr/--connect-addr and --sink-netns/--source-netns move the two
+ * ends off loopback, e.g. onto a veth pair between two namespaces (as
+ * ddp-bench). Throughput is counted by the receiver after a warm-up, with
+ * the CPU time per GB moved: the machine's busy time (CPUs x elapsed -
+ * idle, /proc/stat) and each side's getrusage(). The ping-pong mode measures round trips of
+ * 64-octet messages. --table runs the whole matrix (raw TCP and MPA with
+ * CRC on/off and markers on/off) in several rounds and prints the medians.
+ * --json prints one JSON object per run or table cell. See mpa-bench(1).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -18,10 +24,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -72,14 +80,25 @@ struct shared {
 	__u64 win_bytes;		/* counted in the measurement window */
 	double win_secs;
 	__u32 mulpdu;			/* the child's MPA_MULPDU after MPA_ACCEPT */
+	int measuring;			/* the receiver's window started */
+	__u64 win_msgs;
+	double sys_cpu_s;		/* busy CPU of the machine in the window */
+	double tick_cpu_s;		/* the same from the tick-sampled fields */
+	double rx_cpu_s;		/* the receiver's getrusage() in the window */
+	double tx_cpu_s;		/* the sender's, from its view of the window */
 	struct mpa_stats rx_stats;
 	char err[256];
 };
 
 struct result {
 	double mbps;			/* 10^6 payload octets per second */
+	double msgs_s;			/* messages (ping-pong: round trips) per s */
 	double rtt_med_us;
 	double rtt_mean_us;
+	double cpu_gb;			/* CPU s per GB (10^9 octets): machine */
+	double tick_cpu_gb;		/* the same from the tick-sampled fields */
+	double rx_cpu_gb;		/* the receiver process alone */
+	double tx_cpu_gb;		/* the sender process alone; < 0: unknown */
 	unsigned long nrtt;
 	__u32 size;
 };
@@ -88,6 +107,74 @@ static struct shared *sh;
 static int family = AF_INET;
 static char errbuf[256];
 static int sig_phase;
+static int json;			/* --json: JSON lines on stdout */
+static const char *listen_addr;		/* NULL: loopback */
+static const char *connect_addr;	/* NULL: listen_addr */
+static const char *sink_netns, *source_netns;
+static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
+
+/*
+ * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
+ * process's (getrusage), the clock. The machine's busy time is taken as
+ * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
+ * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
+ * is busy, so their sum undercounts (measured: half of what the source
+ * process alone used), while idle time is clocked at each idle exit.
+ */
+struct cpu_mark {
+	double wall;	/* CLOCK_MONOTONIC, s */
+	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
+	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
+	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
+};
+
+static double now(void);
+
+static double tv_s(struct timeval t)
+{
+	return t.tv_sec + t.tv_usec / 1e6;
+}
+
+static void cpu_mark(struct cpu_mark *m)
+{
+	unsigned long long v[7];
+	double hz = sysconf(_SC_CLK_TCK);
+	struct rusage ru;
+	FILE *f;
+
+	m->busy_s = -1;
+	m->idle_s = -1;
+	m->wall = now();
+	f = fopen("/proc/stat", "r");
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
+			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+			m->idle_s = (v[3] + v[4]) / hz;
+		}
+		fclose(f);
+	}
+	m->self_s = 0;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
+static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	double busy;
+
+	if (a->idle_s < 0 || b->idle_s < 0)
+		return -1;
+	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
+	return busy > 0 ? busy : 0;
+}
+
+/* The same from the tick-sampled non-idle fields, -1 if unknown */
+static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
+{
+	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
+}
 
 static void set_err(const char *fmt, ...)
 {
@@ -116,8 +203,10 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
-		"                 [--no-crc] [--eor] [--pingpong] [--table] [--rounds R] [-6]\n"
-		"                 [--help]\n"
+		"                 [--no-crc] [--eor] [--pingpong] [--json] [-6] [ENDPOINTS]\n"
+		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
+		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
+		"           [--source-netns NAME]\n"
 		"  --size N     message (ULPDU) size in octets, or mulpdu (default 1024)\n"
 		"  --seconds S  measured time of one throughput run (default 2; ping-pong S/2)\n"
 		"  --mode M     tcp (plain sockets) or mpa (the \"mpa\" ULP; default mpa)\n"
@@ -128,7 +217,12 @@ static void print_usage(FILE *f)
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
+		"  --json       one JSON object per run or table cell on stdout\n"
 		"  -6           use IPv6 loopback (default IPv4)\n"
+		"  --listen-addr A   receiver's bind address (default loopback)\n"
+		"  --connect-addr A  sender's target (default: the listen address)\n"
+		"  --sink-netns NAME    receiver socket in /run/netns/NAME\n"
+		"  --source-netns NAME  sender socket in /run/netns/NAME\n"
 		"  --help       this text\n"
 		"  --version    print the version\n"
 		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
@@ -136,25 +230,86 @@ static void print_usage(FILE *f)
 
 /* ---- connection setup ---- */
 
+/* @addr (numeric, of the family), or loopback if NULL, with @port. */
+static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
+			   int port)
+{
+	socklen_t len = iw_loopback_addr(family, port, ss);
+	void *in = family == AF_INET6 ?
+		   (void *)&((struct sockaddr_in6 *)ss)->sin6_addr :
+		   (void *)&((struct sockaddr_in *)ss)->sin_addr;
+
+	if (!addr || inet_pton(family, addr, in) == 1)
+		return len;
+	fprintf(stderr, "mpa-bench: not an IPv%c address: %s\n",
+		family == AF_INET6 ? '6' : '4', addr);
+	exit(2);
+}
+
+/* An fd for the namespace /run/netns/@name (ip-netns(8)). */
+static int open_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	if (strchr(name, '/') || strchr(name, '"') || strchr(name, '\\')) {
+		fprintf(stderr, "mpa-bench: bad namespace name: %s\n", name);
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "mpa-bench: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* Move the calling thread to the network namespace @fd (-1: stay). */
+static int enter_netns(int fd, const char *name)
+{
+	if (fd >= 0 && setns(fd, CLONE_NEWNET)) {
+		set_err("setns %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The listener is made in the sink's namespace (a socket belongs to the
+ * namespace it was created in), then the caller moves on to the source's.
+ */
 static int make_listener(int *port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len;
+	socklen_t len = make_addr(&ss, listen_addr, 0);
 	int fd;
 
-	fd = iw_loopback_listen(family, &ss, &len);
-	if (fd < 0) {
+	if (enter_netns(sink_ns_fd, sink_netns))
+		return -1;
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len)) {
 		set_err("listener: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	if (source_ns_fd >= 0 ? enter_netns(source_ns_fd, source_netns) :
+	    enter_netns(orig_ns_fd, "back")) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	*port = iw_sockaddr_port(&ss);
+	if (fd >= 0)
+		*port = iw_sockaddr_port(&ss);
 	return fd;
 }
 
 static int connect_to(int port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = iw_loopback_addr(family, port, &ss);
+	socklen_t len = make_addr(&ss, connect_addr ? connect_addr : listen_addr, port);
 	int fd;
 
 	fd = socket(family, SOCK_STREAM, 0);
@@ -199,8 +354,8 @@ static int mpa_setup(int fd, __u32 role, unsigned int flags)
 		return -1;
 	}
 	if (iw_mpa_start(fd, role, flags, NULL, 0, NULL, 0)) {
-		set_err("MPA_START: %s%s", strerror(errno),
-			errno == EPERM ? " (set /sys/module/mpa/parameters/allow_no_crc)" : "");
+		set_err("MPA_START: %s%s", strerror(errno), errno == EPERM ?
+			" (no CRC needs /sys/module/mpa/parameters/allow_no_crc=1)" : "");
 		return -1;
 	}
 	if (role == MPA_ROLE_INITIATOR)
@@ -333,7 +488,8 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 		.it_interval = { (time_t)secs, (long)((secs - (time_t)secs) * 1e6) },
 	};
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	__u64 total = 0, msgs = 0, seq, b0 = 0;
+	__u64 total = 0, msgs = 0, seq, b0 = 0, m0 = 0;
+	struct cpu_mark c0, c1;
 	double t0 = 0;
 	int seen = 0, phase;
 	char *buf;
@@ -353,11 +509,19 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 			if (seen == 1) {
 				t0 = now();
 				b0 = total;
+				m0 = msgs;
+				cpu_mark(&c0);
+				__atomic_store_n(&sh->measuring, 1, __ATOMIC_RELEASE);
 			} else if (seen == 2) {
 				memset(&it, 0, sizeof(it));
 				setitimer(ITIMER_REAL, &it, NULL);
 				sh->win_secs = now() - t0;
 				sh->win_bytes = total - b0;
+				sh->win_msgs = msgs - m0;
+				cpu_mark(&c1);
+				sh->sys_cpu_s = cpu_busy(&c0, &c1);
+				sh->tick_cpu_s = cpu_ticks(&c0, &c1);
+				sh->rx_cpu_s = c1.self_s - c0.self_s;
 				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			}
 		}
@@ -392,6 +556,25 @@ fail:
 	return -1;
 }
 
+/* The sender's CPU time over the receiver's window, as far as it sees it. */
+static struct cpu_mark tx_c0;
+static int tx_phase;		/* 0 before the window, 1 in it, 2 after */
+
+static void tx_cpu_track(void)
+{
+	struct cpu_mark m;
+
+	if (tx_phase == 0 && __atomic_load_n(&sh->measuring, __ATOMIC_ACQUIRE)) {
+		cpu_mark(&tx_c0);
+		tx_phase = 1;
+	}
+	if (tx_phase == 1 && __atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		cpu_mark(&m);
+		sh->tx_cpu_s = m.self_s - tx_c0.self_s;
+		tx_phase = 2;
+	}
+}
+
 static int sender(int fd, size_t size, const struct cfg *c)
 {
 	int mpa = c->mpa;
@@ -405,6 +588,7 @@ static int sender(int fd, size_t size, const struct cfg *c)
 	}
 	memset(buf, 0x5a, size);
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		tx_cpu_track();
 		if (size >= sizeof(seq))
 			memcpy(buf, &seq, sizeof(seq));
 		if (send_msg(fd, buf, size, mpa, c->eor))
@@ -413,6 +597,7 @@ static int sender(int fd, size_t size, const struct cfg *c)
 			goto fail;
 		seq++;
 	}
+	tx_cpu_track();
 	sh->tx_bytes = seq * size;
 	sh->tx_msgs = seq;
 	free(buf);
@@ -578,6 +763,8 @@ static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
 
 	memset(sh, 0, sizeof(*sh));
 	memset(r, 0, sizeof(*r));
+	sh->tx_cpu_s = -1;
+	tx_phase = 0;
 	errbuf[0] = 0;
 	fflush(NULL);
 	if (pingpong && pin_cpu0(1))
@@ -665,6 +852,12 @@ reap:
 				(unsigned long long)sh->rx_msgs);
 			return -1;
 		}
+		r->mbps = -1;
+		r->msgs_s = r->rtt_mean_us > 0 ? 1e6 / r->rtt_mean_us : -1;
+		r->cpu_gb = -1;
+		r->tick_cpu_gb = -1;
+		r->rx_cpu_gb = -1;
+		r->tx_cpu_gb = -1;
 		return 0;
 	}
 	if (sh->rx_bytes != sh->tx_bytes) {
@@ -677,6 +870,16 @@ reap:
 		return -1;
 	}
 	r->mbps = sh->win_bytes / sh->win_secs / 1e6;
+	r->msgs_s = sh->win_msgs / sh->win_secs;
+	if (!c->mpa)	/* recv() calls are not messages: count SIZE sends */
+		r->msgs_s = r->mbps * 1e6 / size;
+	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
+		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
+			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->rx_cpu_gb = sh->win_bytes ? sh->rx_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->tx_cpu_gb = sh->win_bytes && sh->tx_cpu_s >= 0 ?
+		       sh->tx_cpu_s / (sh->win_bytes / 1e9) : -1;
 	return 0;
 }
 
@@ -697,7 +900,73 @@ static int probe_mulpdu(unsigned int markers, __u32 *mulpdu)
 
 /* ---- report ---- */
 
-static void print_header(void)
+/* "lo" (IPv4 loopback), "lo6", or "SOURCE->SINK" namespaces ("-": ours) */
+static const char *path_name(void)
+{
+	static char buf[300];
+
+	if (!listen_addr && !connect_addr && !sink_netns && !source_netns)
+		return family == AF_INET6 ? "lo6" : "lo";
+	snprintf(buf, sizeof(buf), "%s->%s", source_netns ? source_netns : "-",
+		 sink_netns ? sink_netns : "-");
+	return buf;
+}
+
+/* A JSON string member; the values here need only " and \ escaped. */
+static void json_str(const char *key, const char *v)
+{
+	printf("\"%s\": \"", key);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			putchar('\\');
+		if ((unsigned char)*v >= 0x20)
+			putchar(*v);
+	}
+	printf("\", ");
+}
+
+/* A JSON number member, null when unknown (negative) */
+static void json_num(const char *key, double v, int decimals)
+{
+	if (v < 0)
+		printf("\"%s\": null, ", key);
+	else
+		printf("\"%s\": %.*f, ", key, decimals, v);
+}
+
+/*
+ * One JSON line: a single run (@rounds 1) or the medians of a table cell.
+ * Keys are stable; see mpa-bench(1).
+ */
+static void print_json(const struct cfg *c, int pingpong, const struct result *r,
+		       int rounds, double min, double max)
+{
+	printf("{");
+	json_str("tool", "mpa-bench");
+	json_str("name", c->name);
+	json_str("kind", pingpong ? "rtt" : "throughput");
+	printf("\"size\": %u, ", r->size);
+	json_num("mb_s", r->mbps, 3);
+	json_num("mb_s_min", pingpong ? -1 : min, 3);
+	json_num("mb_s_max", pingpong ? -1 : max, 3);
+	json_num("msgs_s", r->msgs_s, 1);
+	json_num("rtt_us", pingpong ? r->rtt_med_us : -1, 2);
+	json_num("rtt_mean_us", pingpong ? r->rtt_mean_us : -1, 2);
+	json_num("cpu_s_per_gb", r->cpu_gb, 3);
+	json_num("cpu_tx_s_per_gb", r->tx_cpu_gb, 3);
+	json_num("cpu_rx_s_per_gb", r->rx_cpu_gb, 3);
+	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
+	printf("\"crc\": %s, ", c->mpa && !(c->flags & MPA_F_NO_CRC) ? "true" : "false");
+	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
+	printf("\"eor\": %s, ", c->eor ? "true" : "false");
+	json_str("path", path_name());
+	json_str("addr", connect_addr ? connect_addr :
+			 listen_addr ? listen_addr : "loopback");
+	printf("\"rounds\": %d}\n", rounds);
+	fflush(stdout);
+}
+
+static void print_header(FILE *o)
 {
 	char line[256], name[128] = "", drivers[256] = "";
 	struct utsname u;
@@ -705,10 +974,17 @@ static void print_header(void)
 	FILE *f;
 
 	uname(&u);
-	printf("mpa-bench: %s %s %s\n", u.sysname, u.release, u.version);
+	fprintf(o, "mpa-bench: %s %s %s\n", u.sysname, u.release, u.version);
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S %z", localtime(&t));
-	printf("date: %s, CPUs online: %ld, loopback %s\n", line,
-	       sysconf(_SC_NPROCESSORS_ONLN), family == AF_INET6 ? "IPv6" : "IPv4");
+	fprintf(o, "date: %s, CPUs online: %ld, ", line, sysconf(_SC_NPROCESSORS_ONLN));
+	if (!listen_addr && !connect_addr && !sink_netns && !source_netns)
+		fprintf(o, "loopback %s\n", family == AF_INET6 ? "IPv6" : "IPv4");
+	else
+		fprintf(o, "receiver on %s (netns %s), sender (netns %s) to %s\n",
+			listen_addr ? listen_addr : "loopback",
+			sink_netns ? sink_netns : "-", source_netns ? source_netns : "-",
+			connect_addr ? connect_addr :
+			listen_addr ? listen_addr : "loopback");
 	f = fopen("/proc/crypto", "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		char val[128];
@@ -724,33 +1000,63 @@ static void print_header(void)
 	}
 	if (f)
 		fclose(f);
-	printf("crc32c drivers: %s -> %s\n", drivers[0] ? drivers : "none loaded",
-	       strstr(drivers, "crc32c-intel") ? "hardware accelerated (crc32c-intel)" :
-	       "software only");
+	fprintf(o, "crc32c drivers: %s -> %s\n", drivers[0] ? drivers : "none loaded",
+		strstr(drivers, "crc32c-intel") ? "hardware accelerated (crc32c-intel)" :
+		"software only");
 }
 
-static double median(double *v, int n)
+/* Median of @n values; negative ones (unknown) are left out, -1 if none. */
+static double median(const double *in, int n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double v[MAX_ROUNDS];
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (in[i] >= 0)
+			v[k++] = in[i];
+	if (!k)
+		return -1;
+	qsort(v, k, sizeof(*v), cmp_double);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
-/* relative spread (max - min) / median in percent */
+/* The values of the double at offset @off of @n results, sorted */
+static void column(double *v, const struct result *rs, int n, size_t off)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		memcpy(&v[k], (const char *)&rs[k] + off, sizeof(double));
+	qsort(v, n, sizeof(*v), cmp_double);
+}
+
+/* The median of the double at offset @off of @n results */
+static double med_of(const struct result *rs, int n, size_t off)
+{
+	double v[MAX_ROUNDS];
+
+	column(v, rs, n, off);
+	return median(v, n);
+}
+
+/* relative spread (max - min) / median in percent of sorted @v */
 static double spread(double *v, int n, double med)
 {
 	return med > 0 ? (v[n - 1] - v[0]) / med * 100 : 0;
 }
 
 /* one table cell: median of the successful rounds, ratio, spread, failures */
-static void cell(char *buf, size_t len, double *v, int ok, int rounds, double base)
+static void cell(char *buf, size_t len, const struct result *rs, size_t off, int ok,
+		 int rounds, double base)
 {
-	double med;
+	double v[MAX_ROUNDS], med;
 	int n;
 
 	if (!ok) {
 		snprintf(buf, len, "FAIL");
 		return;
 	}
+	column(v, rs, ok, off);
 	med = median(v, ok);
 	n = snprintf(buf, len, "%7.1f %5.2fx +-%.0f%%", med, base > 0 ? med / base : 0,
 		     spread(v, ok, med));
@@ -758,63 +1064,95 @@ static void cell(char *buf, size_t len, double *v, int ok, int rounds, double ba
 		snprintf(buf + n, len - n, " F%d", rounds - ok);
 }
 
+/* The medians of @ok results of one cell, in one result */
+static void cell_medians(struct result *m, const struct result *rs, int ok)
+{
+	*m = rs[ok - 1];
+	m->mbps = med_of(rs, ok, offsetof(struct result, mbps));
+	m->msgs_s = med_of(rs, ok, offsetof(struct result, msgs_s));
+	m->rtt_med_us = med_of(rs, ok, offsetof(struct result, rtt_med_us));
+	m->rtt_mean_us = med_of(rs, ok, offsetof(struct result, rtt_mean_us));
+	m->cpu_gb = med_of(rs, ok, offsetof(struct result, cpu_gb));
+	m->tick_cpu_gb = med_of(rs, ok, offsetof(struct result, tick_cpu_gb));
+	m->rx_cpu_gb = med_of(rs, ok, offsetof(struct result, rx_cpu_gb));
+	m->tx_cpu_gb = med_of(rs, ok, offsetof(struct result, tx_cpu_gb));
+}
+
 static int run_table(double secs, int rounds)
 {
-	static double tp[NCFGS][NSIZES][MAX_ROUNDS], rtt[NCFGS][MAX_ROUNDS];
-	static double rtt_mean[NCFGS][MAX_ROUNDS];
+	/* [config][64 B, 1 KiB, MULPDU, RTT][round] */
+	static struct result rs[NCFGS][NSIZES + 1][MAX_ROUNDS];
 	int ok[NCFGS][NSIZES + 1] = { { 0 } };
-	double base[NSIZES + 1];
+	const size_t mb = offsetof(struct result, mbps);
+	const size_t rtt = offsetof(struct result, rtt_med_us);
+	const size_t cpu = offsetof(struct result, cpu_gb);
+	double base[NSIZES + 1], v[MAX_ROUNDS];
 	__u32 mulpdu[2], size;
 	const char *hdr[NSIZES] = { "64 B", "1 KiB", "MULPDU" };
 	int r, s, i, failures = 0;
+	FILE *o = json ? stderr : stdout;
 	double t0 = now();
-	struct result res;
+	struct result m;
 	char buf[64];
 
-	print_header();
+	print_header(o);
 	if (probe_mulpdu(0, &mulpdu[0]) || probe_mulpdu(MPA_F_MARKERS, &mulpdu[1])) {
 		fprintf(stderr, "mpa-bench: MPA setup failed: %s\n", errbuf);
 		return 1;
 	}
-	printf("MULPDU: %u without markers (also the raw TCP size), %u with markers\n",
-	       mulpdu[0], mulpdu[1]);
-	printf("runs: %d rounds, interleaved, %.2g s measured after %.2g s warm-up; medians\n",
-	       rounds, secs, secs / 4 < 0.5 ? secs / 4 : 0.5);
-	printf("raw TCP: default options (Nagle on) for throughput, TCP_NODELAY for RTT\n");
-	printf("RTT: both ends pinned to CPU 0, %.2g s after 0.2 s warm-up\n", secs / 2);
-	fflush(stdout);
+	fprintf(o, "MULPDU: %u without markers (also the raw TCP size), %u with markers\n",
+		mulpdu[0], mulpdu[1]);
+	fprintf(o, "runs: %d rounds, interleaved, %.2g s measured after %.2g s warm-up; medians\n",
+		rounds, secs, secs / 4 < 0.5 ? secs / 4 : 0.5);
+	fprintf(o, "raw TCP: default options (Nagle on) for throughput, TCP_NODELAY for RTT\n");
+	fprintf(o, "RTT: both ends pinned to CPU 0, %.2g s after 0.2 s warm-up\n", secs / 2);
+	fflush(o);
 
 	for (r = 0; r < rounds; r++) {
 		for (s = 0; s < NSIZES; s++) {
 			for (i = 0; i < NCFGS; i++) {
 				size = s == 0 ? 64 : s == 1 ? 1024 :
 				       mulpdu[cfgs[i].flags & MPA_F_MARKERS ? 1 : 0];
-				if (run_one(&cfgs[i], size, 0, secs, &res)) {
+				if (run_one(&cfgs[i], size, 0, secs, &rs[i][s][ok[i][s]])) {
 					fprintf(stderr, "mpa-bench: %s size %u: %s\n",
 						cfgs[i].name, size, errbuf);
 					failures++;
 					continue;
 				}
-				tp[i][s][ok[i][s]++] = res.mbps;
+				ok[i][s]++;
 			}
 		}
 		for (i = 0; i < NCFGS; i++) {
-			if (run_one(&cfgs[i], PP_SIZE, 1, secs / 2, &res)) {
+			if (run_one(&cfgs[i], PP_SIZE, 1, secs / 2,
+				    &rs[i][NSIZES][ok[i][NSIZES]])) {
 				fprintf(stderr, "mpa-bench: %s ping-pong: %s\n", cfgs[i].name,
 					errbuf);
 				failures++;
 				continue;
 			}
-			rtt_mean[i][ok[i][NSIZES]] = res.rtt_mean_us;
-			rtt[i][ok[i][NSIZES]++] = res.rtt_med_us;
+			ok[i][NSIZES]++;
 		}
 		fprintf(stderr, "mpa-bench: round %d/%d done after %.0f s\n", r + 1, rounds,
 			now() - t0);
 	}
 
+	if (json) {
+		for (i = 0; i < NCFGS; i++) {
+			for (s = 0; s <= NSIZES; s++) {
+				if (!ok[i][s])
+					continue;
+				cell_medians(&m, rs[i][s], ok[i][s]);
+				column(v, rs[i][s], ok[i][s], mb);
+				print_json(&cfgs[i], s == NSIZES, &m, ok[i][s], v[0],
+					   v[ok[i][s] - 1]);
+			}
+		}
+		return failures ? 1 : 0;
+	}
+
 	for (s = 0; s < NSIZES; s++)
-		base[s] = ok[0][s] ? median(tp[0][s], ok[0][s]) : 0;
-	base[NSIZES] = ok[0][NSIZES] ? median(rtt[0], ok[0][NSIZES]) : 0;
+		base[s] = ok[0][s] ? med_of(rs[0][s], ok[0][s], mb) : 0;
+	base[NSIZES] = ok[0][NSIZES] ? med_of(rs[0][NSIZES], ok[0][NSIZES], rtt) : 0;
 
 	printf("\nthroughput in MB/s (10^6 payload octets/s, receiver side), x = ratio to tcp,\n"
 	       "+-%% = (max - min) / median over the rounds, Fn = n rounds failed\n\n");
@@ -825,19 +1163,60 @@ static int run_table(double secs, int rounds)
 	for (i = 0; i < NCFGS; i++) {
 		printf("%-20s", cfgs[i].name);
 		for (s = 0; s < NSIZES; s++) {
-			cell(buf, sizeof(buf), tp[i][s], ok[i][s], rounds, base[s]);
+			cell(buf, sizeof(buf), rs[i][s], mb, ok[i][s], rounds, base[s]);
 			printf(" | %-23s", buf);
 		}
-		cell(buf, sizeof(buf), rtt[i], ok[i][NSIZES], rounds, base[NSIZES]);
+		cell(buf, sizeof(buf), rs[i][NSIZES], rtt, ok[i][NSIZES], rounds,
+		     base[NSIZES]);
 		printf(" | %s", buf);
 		if (ok[i][NSIZES])
-			printf(", mean %.1f", median(rtt_mean[i], ok[i][NSIZES]));
+			printf(", mean %.1f", med_of(rs[i][NSIZES], ok[i][NSIZES],
+						     offsetof(struct result, rtt_mean_us)));
+		printf("\n");
+	}
+	printf("\nCPU time per GB moved (s/GB: busy CPU of the machine, /proc/stat),\n"
+	       "x = ratio to tcp\n\n");
+	printf("%-20s", "");
+	for (s = 0; s < NSIZES; s++)
+		printf(" | %-23s", hdr[s]);
+	printf("\n");
+	for (s = 0; s < NSIZES; s++)
+		base[s] = ok[0][s] ? med_of(rs[0][s], ok[0][s], cpu) : 0;
+	for (i = 0; i < NCFGS; i++) {
+		printf("%-20s", cfgs[i].name);
+		for (s = 0; s < NSIZES; s++) {
+			cell(buf, sizeof(buf), rs[i][s], cpu, ok[i][s], rounds, base[s]);
+			printf(" | %-23s", buf);
+		}
 		printf("\n");
 	}
 	printf("\nMULPDU column: tcp and nomarkers rows send %u-octet messages, markers rows %u.\n",
 	       mulpdu[0], mulpdu[1]);
 	printf("Total time %.0f s, %d failed run(s) (errors on stderr).\n", now() - t0, failures);
 	return failures ? 1 : 0;
+}
+
+/*
+ * --no-crc: MPA_START fails with EPERM unless the administrator allowed it;
+ * say so before any run (a missing parameter file: mpa.ko is not loaded,
+ * the runs will tell).
+ */
+static int no_crc_allowed(void)
+{
+	const char *p = "/sys/module/mpa/parameters/allow_no_crc";
+	char ch = 0;
+	FILE *f = fopen(p, "r");
+
+	if (!f)
+		return 1;
+	if (fread(&ch, 1, 1, f) != 1)
+		ch = 0;
+	fclose(f);
+	if (ch == 'Y' || ch == '1')
+		return 1;
+	fprintf(stderr, "mpa-bench: no CRC refused: %s is %c; as root: echo 1 > %s\n",
+		p, ch ? ch : '?', p);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -852,10 +1231,16 @@ int main(int argc, char **argv)
 		{ "pingpong", no_argument, NULL, 'p' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "listen-addr", required_argument, NULL, 'L' },
+		{ "connect-addr", required_argument, NULL, 'C' },
+		{ "sink-netns", required_argument, NULL, 'N' },
+		{ "source-netns", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct sockaddr_storage ss;
 	struct cfg c = { "mpa", 1, 0, 0 };
 	int opt, table = 0, pingpong = 0, rounds = 3;
 	unsigned long size = 1024;
@@ -914,6 +1299,21 @@ int main(int argc, char **argv)
 		case 'V':
 			iw_print_version();
 			return 0;
+		case 'j':
+			json = 1;
+			break;
+		case 'L':
+			listen_addr = optarg;
+			break;
+		case 'C':
+			connect_addr = optarg;
+			break;
+		case 'N':
+			sink_netns = optarg;
+			break;
+		case 'S':
+			source_netns = optarg;
+			break;
 		case 'h':
 			print_usage(stdout);
 			return 0;
@@ -923,6 +1323,24 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		goto usage;
+	if (c.mpa && size > 65535 && !table)
+		goto usage;
+	/* a bad address is a usage error, found before any output */
+	make_addr(&ss, listen_addr, 0);
+	make_addr(&ss, connect_addr, 0);
+	if ((table || (c.mpa && (c.flags & MPA_F_NO_CRC))) && !no_crc_allowed())
+		return 1;
+	if (sink_netns || source_netns) {
+		orig_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (orig_ns_fd < 0) {
+			perror("mpa-bench: /proc/self/ns/net");
+			return 1;
+		}
+	}
+	if (sink_netns)
+		sink_ns_fd = open_netns(sink_netns);
+	if (source_netns)
+		source_ns_fd = open_netns(source_netns);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -933,8 +1351,6 @@ int main(int argc, char **argv)
 	if (table)
 		return run_table(secs, rounds);
 
-	if (c.mpa && size > 65535)
-		goto usage;
 	if (pingpong) {
 		size = PP_SIZE;
 	} else if (size == SIZE_MULPDU) {
@@ -953,13 +1369,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mpa-bench: %s: %s\n", name, errbuf);
 		return 1;
 	}
-	if (pingpong)
+	if (json)
+		print_json(&c, pingpong, &res, 1, res.mbps, res.mbps);
+	else if (pingpong)
 		printf("%s: 64 B RTT median %.1f us, mean %.1f us (%lu round trips)\n", name,
 		       res.rtt_med_us, res.rtt_mean_us, res.nrtt);
 	else
-		printf("%s: size %u: %.1f MB/s (%llu octets in %.2f s; %llu messages in all)\n",
+		printf("%s: size %u: %.1f MB/s (%llu octets in %.2f s; %llu messages in all),\n"
+		       "  CPU %.2f s/GB (sender %.2f, receiver %.2f)\n",
 		       name, res.size, res.mbps, (unsigned long long)sh->win_bytes,
-		       sh->win_secs, (unsigned long long)sh->rx_msgs);
+		       sh->win_secs, (unsigned long long)sh->rx_msgs, res.cpu_gb,
+		       res.tx_cpu_gb, res.rx_cpu_gb);
 	return 0;
 usage:
 	print_usage(stderr);
