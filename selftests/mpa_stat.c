@@ -20,6 +20,7 @@
 #include "mpa_proto.h"
 #include <linux/mpa.h>
 #include "kselftest_harness.h"
+#include "tracefs_util.h"
 #include "mpa_test_util.h"
 #include "mpa_sock_util.h"
 
@@ -187,65 +188,6 @@ TEST_F(stat, reject_crc_error_and_timeout)
 }
 
 /* ---- tracepoints ---- */
-
-static const char *tracefs(void)
-{
-	static const char *const dirs[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	char p[64];
-	unsigned int i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/trace", dirs[i]);
-		if (!access(p, F_OK))
-			return dirs[i];
-	}
-	if (!mount("tracefs", dirs[0], "tracefs", 0, NULL))
-		return dirs[0];
-	return NULL;
-}
-
-static int write_file(const char *dir, const char *name, const char *val)
-{
-	char p[128];
-	int fd, ret;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	fd = open(p, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
-	close(fd);
-	return ret;
-}
-
-/* The whole trace buffer as one string (caller frees). */
-static char *read_trace(const char *dir)
-{
-	size_t len = 0, cap = 1 << 16;
-	char p[128], *buf = malloc(cap);
-	ssize_t n;
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/trace", dir);
-	fd = open(p, O_RDONLY);
-	if (fd < 0 || !buf)
-		return NULL;
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += n;
-		if (cap - len < 4096) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				break;
-		}
-	}
-	close(fd);
-	if (buf)
-		buf[len] = 0;
-	return buf;
-}
 
 static unsigned short local_port(int fd)
 {
