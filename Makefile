@@ -54,8 +54,12 @@ test-modules: modules
 	$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod \
 		KBUILD_EXTRA_SYMBOLS=$(MDIR)/Module.symvers $(KFLAGS) modules
 
-# sparse (C=2 checks every file) and W=1 in one rebuild
-static: clean-modules $(SYNC)
+# sparse (C=2 checks every file) and W=1 in one rebuild. Only the objects
+# of mpa/, ddp/ and selftests/kmod/ are removed: kbuild's clean with M=
+# walks the whole directory and would delete every object and .ko under
+# build/ too (siw, the debug kernel's tree, the VM's module copies).
+static: $(SYNC)
+	find $(MDIR)/mpa $(MDIR)/ddp $(MDIR)/selftests/kmod -maxdepth 1 -name '*.o' -delete
 	@mkdir -p build
 	$(MAKE) -C $(KDIR) M=$(MDIR) C=2 W=1 modules 2>&1 | tee build/static-$(KSERIES).log
 	$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod KBUILD_EXTRA_SYMBOLS=$(MDIR)/Module.symvers \
