@@ -286,8 +286,8 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
 }
 
 /* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
-int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
-		    struct iov_iter *from, size_t len, int flags)
+static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+			 struct iov_iter *from, size_t len, int flags)
 {
 	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
@@ -382,10 +382,35 @@ sent:
 	return len;
 }
 
+int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+		    struct iov_iter *from, size_t len, int flags)
+{
+	int ret = mpa_send_fpdu(c, hdr, hdr_len, from, len, flags);
+
+	/*
+	 * The FPDUs of earlier MSG_MORE sends waited for this one: a send
+	 * that fails does not leave them waiting for yet another.
+	 */
+	if (ret < 0 && c->tx_more) {
+		c->tx_more = false;
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	return ret;
+}
+
+/*
+ * sendmmsg() marks every message but its last with MSG_BATCH: for MPA
+ * that is MSG_MORE, more ULPDUs follow at once, so FPDUs of a batch form
+ * trains or share segments like those of one DDP message.
+ */
 int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 {
 	struct mpa_conn *c = mpa_get(sk);
+	int flags = msg->msg_flags;
 	int ret;
+
+	if (flags & MSG_BATCH)
+		flags |= MSG_MORE;
 
 	mpa_lock_tx(c);
 	if (!mpa_framing(c))
@@ -393,8 +418,7 @@ int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	else if ((msg->msg_flags & MSG_OOB) || iwarp_msg_splices_pages(msg))
 		ret = -EOPNOTSUPP;
 	else
-		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size,
-				      msg->msg_flags);
+		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size, flags);
 	mpa_unlock_tx(c);
 	return ret;
 }

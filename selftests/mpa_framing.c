@@ -613,6 +613,52 @@ TEST_F(framing, poll_only_for_a_whole_ulpdu)
 	close(ep);
 }
 
+/*
+ * sendmmsg(): the kernel marks all messages of a call but the last
+ * MSG_BATCH, which MPA takes as MSG_MORE. 32 ULPDUs of 64 octets (72 on
+ * the wire each) then leave in one TCP segment, the last one pushes it;
+ * one send() each gives a segment each on loopback. Message boundaries,
+ * order and contents stay those of 32 sends.
+ */
+TEST_F(framing, sendmmsg_packs_small_ulpdus)
+{
+	struct mmsghdr v[32];
+	struct iovec iov[32];
+	long long segs;
+	int i, fl;
+
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
+	mt_fill(ubuf, 32 * 64, 20);
+	ASSERT_EQ(64, send(self->fds[0], ubuf, 64, 0));
+	ASSERT_EQ(64, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 32; i++) {
+		iov[i].iov_base = ubuf + i * 64;
+		iov[i].iov_len = 64;
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	segs = iw_tcp_data_segs_out(self->fds[0]);
+	ASSERT_LT(0, segs);
+	ASSERT_EQ(32, sendmmsg(self->fds[0], v, 32, 0));
+	for (i = 0; i < 32; i++) {
+		EXPECT_EQ(64, v[i].msg_len);
+		fl = 0;
+		ASSERT_EQ(64, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl));
+		EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+		EXPECT_EQ(0, memcmp(rbuf, ubuf + i * 64, 64));
+	}
+	EXPECT_EQ(segs + 1, iw_tcp_data_segs_out(self->fds[0]));
+	EXPECT_EQ(33, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
+	/* one send() each: one segment each */
+	segs = iw_tcp_data_segs_out(self->fds[0]);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(64, send(self->fds[0], ubuf, 64, 0));
+		ASSERT_EQ(64, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+	}
+	EXPECT_EQ(segs + 4, iw_tcp_data_segs_out(self->fds[0]));
+}
+
 TEST_F(framing, stats_are_exact)
 {
 	__u64 markers = 0;

@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/tcp.h>
 
 #include "libiwarp.h"
 
@@ -288,6 +291,32 @@ int iw_so_error(int fd)
 
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
 	return v;
+}
+
+/**
+ * iw_tcp_data_segs_out() - data segments TCP has sent on a socket
+ * @fd: TCP socket
+ *
+ * TCP_INFO's tcpi_data_segs_out: segments with data, retransmissions
+ * included, as TCP cut them (GSO and TSO cut an skb into several).
+ *
+ * Return: the count, or -1 with errno set (EOPNOTSUPP when the kernel
+ * does not report it).
+ */
+long long iw_tcp_data_segs_out(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return -1;
+	if (len < offsetof(struct tcp_info, tcpi_data_segs_out) +
+		  sizeof(ti.tcpi_data_segs_out)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return ti.tcpi_data_segs_out;
 }
 
 /**
