@@ -253,27 +253,41 @@ static long ddp_ioc_post_recv(struct ddp_ustream *us, void __user *arg)
 }
 
 /* one struct ddp_send, already copied from user space */
-static int ddp_send_one(struct ddp_ustream *us, const struct ddp_send *sd)
+/* what DDP_IOC_SEND refuses before sending anything */
+static int ddp_send_check(const struct ddp_ustream *us, const struct ddp_send *sd)
+{
+	if (sd->pad0 || memchr_inv(sd->pad, 0, sizeof(sd->pad)))
+		return -EINVAL;
+	if (sd->len > DDP_MAX_MSG_LEN - 1)
+		return -EMSGSIZE;
+	if (sd->flags & ~DDP_SEND_TAGGED)
+		return -EINVAL;
+	if (sd->flags & DDP_SEND_TAGGED)
+		return memchr_inv(sd->rsvdulp + 1, 0, sizeof(sd->rsvdulp) - 1) ?
+		       -EINVAL : 0;
+	return sd->qn < us->s->nqueues ? 0 : -EINVAL;
+}
+
+static int ddp_send_one(struct ddp_ustream *us, const struct ddp_send *sd,
+			bool more)
 {
 	struct ddp_msg msg;
 	struct iov_iter it;
 	struct iovec iov;
 	int ret;
 
-	if (sd->pad0 || memchr_inv(sd->pad, 0, sizeof(sd->pad)))
-		return -EINVAL;
-	if (sd->len > DDP_MAX_MSG_LEN - 1)
-		return -EMSGSIZE;
+	ret = ddp_send_check(us, sd);
+	if (ret)
+		return ret;
 	ret = iwarp_import_ubuf(ITER_SOURCE, u64_to_user_ptr(sd->addr), sd->len,
 				&iov, &it);
 	if (ret)
 		return ret;
 	if (iov_iter_count(&it) != sd->len)
 		return -EMSGSIZE;
-	if (sd->flags & ~DDP_SEND_TAGGED)
-		return -EINVAL;
 	msg = (struct ddp_msg){
 		.tagged = sd->flags & DDP_SEND_TAGGED,
+		.more = more,
 		.qn = sd->qn,
 		.stag = sd->stag,
 		.to = sd->to,
@@ -288,21 +302,25 @@ static long ddp_ioc_send(struct ddp_ustream *us, void __user *arg)
 
 	if (copy_from_user(&sd, arg, sizeof(sd)))
 		return -EFAULT;
-	return ddp_send_one(us, &sd);
+	return ddp_send_one(us, &sd, false);
 }
 
 /*
  * Many messages in one system call: for small messages the call, not
  * the data, is the cost. They go out in order; the first that fails
- * ends the batch, @done says how many went.
+ * ends the batch, @done says how many went. A message is sent as one
+ * that another follows at once (struct ddp_msg @more: trains and packed
+ * small FPDUs across messages) only when the next entry was read and
+ * passed the checks, so that a batch never ends with FPDUs waiting for a
+ * message that will not come (a later failure in MPA pushes them too).
  */
 static long ddp_ioc_send_batch(struct ddp_ustream *us, void __user *arg)
 {
 	struct ddp_send_batch __user *ub = arg;
 	struct ddp_send_batch b;
 	struct ddp_send __user *us_sd;
-	struct ddp_send sd;
-	int ret = 0;
+	struct ddp_send sd[2];
+	int ret = 0, next_ret = 0;
 	u32 i;
 
 	if (copy_from_user(&b, ub, sizeof(b)))
@@ -310,12 +328,27 @@ static long ddp_ioc_send_batch(struct ddp_ustream *us, void __user *arg)
 	if (!b.count || b.count > DDP_SEND_BATCH_MAX)
 		return -EINVAL;
 	us_sd = u64_to_user_ptr(b.sends);
+	if (copy_from_user(&sd[0], us_sd, sizeof(sd[0]))) {
+		ret = -EFAULT;
+		i = 0;
+		goto out;
+	}
 	for (i = 0; i < b.count; i++) {
-		if (copy_from_user(&sd, us_sd + i, sizeof(sd))) {
-			ret = -EFAULT;
+		struct ddp_send *cur = &sd[i & 1], *next = &sd[(i + 1) & 1];
+		bool more = false;
+
+		if (next_ret) {
+			ret = next_ret;
 			break;
 		}
-		ret = ddp_send_one(us, &sd);
+		if (i + 1 < b.count) {
+			if (copy_from_user(next, us_sd + i + 1, sizeof(*next)))
+				next_ret = -EFAULT;
+			else
+				next_ret = ddp_send_check(us, next);
+			more = !next_ret;
+		}
+		ret = ddp_send_one(us, cur, more);
 		if (ret)
 			break;
 		if (fatal_signal_pending(current)) {
@@ -324,6 +357,7 @@ static long ddp_ioc_send_batch(struct ddp_ustream *us, void __user *arg)
 			break;
 		}
 	}
+out:
 	if (put_user(i, &ub->done))
 		return -EFAULT;
 	return i == b.count ? 0 : ret;

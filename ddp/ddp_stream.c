@@ -272,7 +272,7 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
 					       msg->qn, msn, off);
 		ret = mpa_sendv_locked(s->conn, &h, hlen, data, len,
-				       last ? 0 : MSG_MORE);
+				       last && !msg->more ? 0 : MSG_MORE);
 		/* the MTU shrank since the MULPDU was read: cut it again */
 		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
 			ddp_seg_unget(&it, len);

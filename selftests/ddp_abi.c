@@ -229,6 +229,57 @@ TEST_F(stream, send_batch)
 }
 
 /*
+ * A batch sends every message but its last as one that another follows
+ * at once (MSG_MORE down to TCP): 16 untagged messages of 64 octets go
+ * in one TCP segment on loopback. A bad entry ends the batch and what
+ * went before it still leaves (no FPDU waits for a message that will not
+ * come).
+ */
+TEST_F(stream, send_batch_packs_segments)
+{
+	struct ddp_send sd[16];
+	struct ddp_send_batch b = { .sends = (uintptr_t)sd, .count = 16 };
+	__u8 src[16][64], dst[16][64];
+	struct ddp_event ev;
+	long long segs;
+	int i;
+
+	memset(sd, 0, sizeof(sd));
+	for (i = 0; i < 16; i++) {
+		dt_fill(src[i], sizeof(src[i]), 30 + i);
+		sd[i].addr = (uintptr_t)src[i];
+		sd[i].len = sizeof(src[i]);
+		ASSERT_EQ(0, iw_ddp_post_recv(self->peer, dst[i], sizeof(dst[i]), 0, i));
+	}
+	segs = iw_tcp_data_segs_out(self->fds[0]);
+	ASSERT_LT(0, segs);
+	EXPECT_EQ(0, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(16, b.done);
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(1, iw_ddp_event(self->peer, &ev, DDP_TMO_MS));
+		EXPECT_EQ(DDP_EV_RECV, ev.type);
+		EXPECT_EQ(i, ev.cookie);
+		EXPECT_EQ(64, ev.len);
+		EXPECT_EQ(0, memcmp(dst[i], src[i], 64));
+	}
+	EXPECT_EQ(segs + 1, iw_tcp_data_segs_out(self->fds[0]));
+
+	/* entry 3 has a queue the stream does not have: 0..2 go, at once */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, iw_ddp_post_recv(self->peer, dst[i], sizeof(dst[i]), 0, i));
+	sd[3].qn = 7;
+	b.count = 4;
+	EXPECT_EQ(-1, ioctl(self->sfd, DDP_IOC_SEND_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(3, b.done);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, iw_ddp_event(self->peer, &ev, DDP_TMO_MS));
+		EXPECT_EQ(i, ev.cookie);
+	}
+	EXPECT_EQ(0, iw_ddp_event(self->peer, &ev, 100));
+}
+
+/*
  * Only remote write pins the pages for writing: a read-only mapping can
  * be registered as an RDMA Read source, not as a sink.
  */

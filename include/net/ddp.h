@@ -33,9 +33,13 @@ struct ddp_stream;
  * @to: tagged: tagged offset of the message's first octet
  * @rsvdulp: the RsvdULP bits: [0] for a tagged header (the others must
  *	be 0), [0..4] in wire order for an untagged one
+ * @more: another message follows at once: its last FPDU, like the
+ *	others, may wait for the next one (MSG_MORE: FPDU trains, small
+ *	FPDUs sharing a segment); the next send without @more pushes both
  */
 struct ddp_msg {
 	bool	tagged;
+	bool	more;
 	u32	qn;
 	u32	stag;
 	u64	to;
