@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -59,6 +60,7 @@
 #define MAX_SIZE	(16U << 20)
 #define MAX_ROUNDS	15
 #define EVBATCH		64
+#define MAX_BATCH	(WINDOW / 2)	/* --batch: messages per DDP_IOC_SEND_BATCH */
 #define RUN_SLACK_S	30		/* a run that takes this much longer failed */
 
 enum mode { M_TCP, M_TAGGED, M_UNTAGGED };
@@ -118,6 +120,7 @@ struct result {
 static struct shared *sh;
 static int no_crc;		/* --no-crc: MPA_F_NO_CRC on both ends */
 static int json;		/* --json: JSON lines on stdout */
+static unsigned int batch = 1;	/* --batch: messages per DDP_IOC_SEND_BATCH */
 
 /*
  * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
@@ -215,7 +218,8 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ddp-bench [--mode tcp|tagged|untagged] [--markers] [--no-crc]\n"
-		"                 [--size N] [--seconds S] [--json] [-6] [ENDPOINTS]\n"
+		"                 [--size N] [--seconds S] [--batch N] [--json] [-6]\n"
+		"                 [ENDPOINTS]\n"
 		"       ddp-bench --table [--rounds N] [--no-crc] [--size N] [--seconds S]\n"
 		"                 [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
@@ -226,6 +230,8 @@ static void print_usage(FILE *f)
 		"  --json       one JSON object per run or table row on stdout\n"
 		"  --size N     message size in octets (default 65536, at most 16 MiB)\n"
 		"  --seconds S  measurement time per run after a warm-up (default 2)\n"
+		"  --batch N    DDP: N messages per DDP_IOC_SEND_BATCH (default 1, at\n"
+		"               most 32); raw TCP is unchanged (one write per message)\n"
 		"  --table      raw TCP, tagged and untagged with markers off/on\n"
 		"  --rounds N   rounds of the table, medians are printed (default 3)\n"
 		"  -6           IPv6 loopback (default IPv4)\n"
@@ -630,6 +636,42 @@ static int source_tcp(int fd, size_t size, pid_t child)
 	return 0;
 }
 
+/*
+ * --batch: @batch messages per DDP_IOC_SEND_BATCH, once the sink has
+ * room for all of them. The kernel sends each but the last of a call as
+ * one that another follows at once (trains, packed small FPDUs).
+ */
+static int source_batch(int sfd, const struct cfg *c, const char *buf,
+			size_t size)
+{
+	struct ddp_send sd[MAX_BATCH];
+	struct ddp_send_batch b = {
+		.sends = (uintptr_t)sd,
+		.count = batch,
+	};
+	uint32_t i, k;
+
+	memset(sd, 0, sizeof(sd));
+	for (k = 0; k < batch; k++) {
+		sd[k].addr = (uintptr_t)buf;
+		sd[k].len = size;
+		sd[k].flags = c->mode == M_TAGGED ? DDP_SEND_TAGGED : 0;
+		sd[k].stag = sh->stag;
+	}
+	for (i = 0; wait_credit(i + batch - 1); i += batch) {
+		src_cpu_track();
+		for (k = 0; k < batch; k++)
+			sd[k].to = sh->base_to + (uint64_t)((i + k) % WINDOW) * size;
+		b.done = 0;
+		if (ioctl(sfd, DDP_IOC_SEND_BATCH, &b)) {
+			set_err("DDP_IOC_SEND_BATCH: %s (done %u)", strerror(errno),
+				b.done);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 {
 	struct ddp_event ev;
@@ -655,7 +697,7 @@ static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 	}
 	if (wait_ready(child))
 		return -1;
-	for (i = 0; wait_credit(i); i++) {
+	for (i = 0; batch == 1 && wait_credit(i); i++) {
 		src_cpu_track();
 		to = sh->base_to + (uint64_t)(i % WINDOW) * size;
 		if (c->mode == M_TAGGED ?
@@ -665,6 +707,8 @@ static int source_ddp(int sock, const struct cfg *c, size_t size, pid_t child)
 			return -1;
 		}
 	}
+	if (batch > 1 && source_batch(sfd, c, buf, size))
+		return -1;
 	src_cpu_track();
 	if (iw_ddp_shutdown(sfd))
 		set_err("DDP_IOC_SHUTDOWN: %s", strerror(errno));
@@ -840,6 +884,7 @@ static void print_json(const struct cfg *c, size_t size, const struct result *r,
 	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
 	printf("\"crc\": %s, ", r->crc ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
+	printf("\"batch\": %u, ", c->mode == M_TCP ? 1 : batch);
 	json_str("path", path_name());
 	json_str("addr", connect_addr ? connect_addr :
 			 listen_addr ? listen_addr : "loopback");
@@ -963,6 +1008,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "table", no_argument, NULL, 'T' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "listen-addr", required_argument, NULL, 'L' },
 		{ "connect-addr", required_argument, NULL, 'C' },
@@ -1019,6 +1065,13 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			table = 1;
+			break;
+		case 'B':
+			batch = strtoul(optarg, &end, 0);
+			if (*end || !batch || batch > MAX_BATCH) {
+				print_usage(stderr);
+				return 2;
+			}
 			break;
 		case 'r':
 			rounds = atoi(optarg);

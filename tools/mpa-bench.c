@@ -52,6 +52,8 @@
 #define NCFGS		6
 #define NSIZES		3
 #define MAX_ROUNDS	15
+#define MAX_BATCH	1024U		/* messages per sendmmsg() */
+#define MAX_BATCH_BYTES	(16U << 20)	/* --batch N times --size */
 
 struct cfg {
 	const char *name;
@@ -108,6 +110,7 @@ static int family = AF_INET;
 static char errbuf[256];
 static int sig_phase;
 static int json;			/* --json: JSON lines on stdout */
+static unsigned int batch = 1;		/* --batch: messages per sendmmsg() */
 static const char *listen_addr;		/* NULL: loopback */
 static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
@@ -203,7 +206,8 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
-		"                 [--no-crc] [--eor] [--pingpong] [--json] [-6] [ENDPOINTS]\n"
+		"                 [--no-crc] [--eor] [--batch N] [--pingpong] [--json] [-6]\n"
+		"                 [ENDPOINTS]\n"
 		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
 		"           [--source-netns NAME]\n"
@@ -214,6 +218,8 @@ static void print_usage(FILE *f)
 		"  --no-crc     prefer no CRC (both ends; needs mpa.allow_no_crc=1)\n"
 		"  --eor        raw TCP: TCP_NODELAY and MSG_EOR on every send, so every\n"
 		"               message is pushed in an skb of its own, as MPA does\n"
+		"  --batch N    N messages per sendmmsg() call (default 1; up to 1024 and\n"
+		"               16 MiB): MPA takes all but a call's last as MSG_MORE\n"
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
@@ -433,6 +439,52 @@ static int send_msg(int fd, const char *buf, size_t size, int mpa, int eor)
 }
 
 /*
+ * @n messages of @size octets each from @buf (one after the other) in
+ * sendmmsg() calls. On an MPA socket every message but a batch's last
+ * carries MSG_BATCH, which MPA takes as MSG_MORE: FPDU trains and packed
+ * small FPDUs, as one DDP message gets. A TCP message sent in part (a
+ * signal, the send timeout) is completed with send().
+ */
+static int send_batch(int fd, const char *buf, size_t size, unsigned int n,
+		      int mpa)
+{
+	struct mmsghdr v[MAX_BATCH];
+	struct iovec iov[MAX_BATCH];
+	unsigned int i, done = 0;
+	int r;
+
+	memset(v, 0, n * sizeof(v[0]));
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = (char *)buf + i * size;
+		iov[i].iov_len = size;
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (done < n) {
+		r = sendmmsg(fd, v + done, n - done, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			set_err("sendmmsg: %s", r ? strerror(errno) : "returned 0");
+			return -1;
+		}
+		for (i = done; i < done + r; i++) {
+			if (v[i].msg_len == size)
+				continue;
+			if (mpa) {
+				set_err("MPA sendmmsg sent %u of %zu", v[i].msg_len, size);
+				return -1;
+			}
+			if (send_msg(fd, buf + i * size + v[i].msg_len,
+				     size - v[i].msg_len, 0, 0))
+				return -1;
+		}
+		done += r;
+	}
+	return 0;
+}
+
+/*
  * Receive one message. MPA: exactly one ULPDU of @size octets, with
  * MSG_EOR and without MSG_TRUNC. TCP: one recv of at most @size octets
  * (@exact: until @size octets). Return the octets, 0 at EOF, -1 on error.
@@ -581,21 +633,33 @@ static int sender(int fd, size_t size, const struct cfg *c)
 	__u64 seq = 0;
 	char *buf;
 
-	buf = malloc(size);
+	unsigned int i, n = c->eor ? 1 : batch;
+
+	if (n > 1 && size * n > MAX_BATCH_BYTES)
+		n = MAX_BATCH_BYTES / size ? MAX_BATCH_BYTES / size : 1;
+
+	buf = malloc(size * n);
 	if (!buf) {
 		set_err("out of memory");
 		return -1;
 	}
-	memset(buf, 0x5a, size);
-	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
-		tx_cpu_track();
+	memset(buf, 0x5a, size * n);
+	/* the first message alone: its send waits for the startup */
+	if (mpa) {
 		if (size >= sizeof(seq))
 			memcpy(buf, &seq, sizeof(seq));
-		if (send_msg(fd, buf, size, mpa, c->eor))
-			goto fail;
-		if (mpa && !seq && mpa_check_info(fd, c->flags))
+		if (send_msg(fd, buf, size, mpa, 0) || mpa_check_info(fd, c->flags))
 			goto fail;
 		seq++;
+	}
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		tx_cpu_track();
+		for (i = 0; size >= sizeof(seq) && i < n; i++)
+			memcpy(buf + i * size, &(__u64){ seq + i }, sizeof(seq));
+		if (n > 1 ? send_batch(fd, buf, size, n, mpa) :
+			    send_msg(fd, buf, size, mpa, c->eor))
+			goto fail;
+		seq += n;
 	}
 	tx_cpu_track();
 	sh->tx_bytes = seq * size;
@@ -959,6 +1023,7 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	printf("\"crc\": %s, ", c->mpa && !(c->flags & MPA_F_NO_CRC) ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
+	printf("\"batch\": %u, ", c->eor ? 1 : batch);
 	json_str("path", path_name());
 	json_str("addr", connect_addr ? connect_addr :
 			 listen_addr ? listen_addr : "loopback");
@@ -1228,6 +1293,7 @@ int main(int argc, char **argv)
 		{ "markers", no_argument, NULL, 'm' },
 		{ "no-crc", no_argument, NULL, 'n' },
 		{ "eor", no_argument, NULL, 'E' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "pingpong", no_argument, NULL, 'p' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
@@ -1281,6 +1347,11 @@ int main(int argc, char **argv)
 			break;
 		case 'E':
 			c.eor = 1;
+			break;
+		case 'B':
+			batch = strtoul(optarg, &end, 0);
+			if (*end || !batch || batch > MAX_BATCH)
+				goto usage;
 			break;
 		case 'p':
 			pingpong = 1;
