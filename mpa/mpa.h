@@ -184,7 +184,11 @@ static inline void mpa_unlock_tx(struct mpa_conn *c)
 	mutex_unlock(&c->tx_lock);
 }
 
-/* Tell user space (a waiting reader or poll) that something happened. */
+/*
+ * Tell user space (a waiting reader or poll) that something happened:
+ * the key of sk_data_ready (EPOLLIN). The end of the startup is woken
+ * with its own events by mpa_wake_poll().
+ */
 static inline void mpa_wake(struct mpa_conn *c)
 {
 	c->saved_data_ready(c->sk);
@@ -258,6 +262,7 @@ extern unsigned int mpa_tx_split_test;
 extern struct tcp_ulp_ops mpa_ulp_ops;
 
 void mpa_fail(struct mpa_conn *c, u32 code, int err);
+void mpa_wake_poll(struct mpa_conn *c, __poll_t events);
 void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp);
 int mpa_wait(struct mpa_conn *c, long *timeo,
 	     bool (*cond)(const struct mpa_conn *c));

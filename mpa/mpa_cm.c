@@ -57,12 +57,18 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 	mpa_set_state(c, MPA_S_FULL);
 }
 
-/* Sending FPDUs became possible: wake senders and pollers. */
+/*
+ * Sending FPDUs became possible: wake senders and pollers. The keyed
+ * wakeup does not depend on TCP's idea of write space having changed
+ * (sk_stream_write_space() wakes only when it sees room and a sleeper);
+ * the saved callback still runs for SIGIO users.
+ */
 static void mpa_tx_open(struct mpa_conn *c)
 {
-	c->tx_allowed = true;
+	WRITE_ONCE(c->tx_allowed, true);
 	if (c->consumer && c->consumer->write_space)
 		c->consumer->write_space(c);
+	mpa_wake_poll(c, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	c->saved_write_space(c->sk);
 }
 
@@ -171,6 +177,7 @@ static void mpa_frame_done(struct mpa_conn *c)
 	}
 	if (c->peer.reject) {
 		mpa_set_state(c, MPA_S_REJECTED);
+		mpa_wake_poll(c, EPOLLPRI);
 	} else {
 		mpa_enter_full(c, c->peer.markers);
 		c->rx_stop = false;
@@ -361,6 +368,7 @@ int mpa_answer_locked(struct mpa_conn *c, bool reject, const void *pd,
 		return ret;
 	if (reject) {
 		mpa_set_state(c, MPA_S_REJECTED);
+		mpa_wake_poll(c, EPOLLPRI);
 		return 0;
 	}
 	/* M in the Request: the Responder adds markers */

@@ -87,8 +87,31 @@ void mpa_fail(struct mpa_conn *c, u32 code, int err)
 	}
 	WRITE_ONCE(sk->sk_err, err);
 	sk_error_report(sk);
+	/* a failed startup: mpa_poll() reports EPOLLPRI from now on */
+	if (c->state == MPA_S_ERROR)
+		mpa_wake_poll(c, EPOLLPRI);
 	if (c->consumer)
 		c->consumer->error(c, code);
+}
+
+/**
+ * mpa_wake_poll() - wake poll, epoll and blocked callers of the socket
+ * @c: the connection
+ * @events: the EPOLL* events that mpa_poll() reports from now on
+ *
+ * The wakeup key is @events, so that poll() and epoll (edge-triggered
+ * too) wake exactly the sleepers that wait for one of them. Callable in
+ * any context (softirq, timers, workers, process); it does not sleep.
+ */
+void mpa_wake_poll(struct mpa_conn *c, __poll_t events)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(c->sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, events);
+	rcu_read_unlock();
 }
 
 static void mpa_abort_work(struct work_struct *work)
@@ -354,17 +377,37 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 	return len < 0 ? len : 0;
 }
 
+/*
+ * poll during and after the startup (Documentation/mpa.rst, "poll"):
+ *
+ * - EPOLLOUT: FPDUs may be sent (full operation, and for a Responder
+ *   rule 4 of RFC 5044 7.1.2 satisfied: the first FPDU arrived) and TCP
+ *   has send space. Never during the startup.
+ * - EPOLLPRI: the startup ended without full operation: MPA_S_ERROR
+ *   (timeout, protocol error, TCP lost) or MPA_S_REJECTED. It stays set.
+ *   Entering full operation does not raise it (EPOLLOUT says that), and
+ *   TCP urgent data, which MPA does not use, does not raise it while
+ *   MPA frames the stream.
+ * - EPOLLIN, EPOLLERR, EPOLLHUP: as TCP and mpa_sock_is_readable() give.
+ *
+ * Each change is woken with its event as the key (mpa_wake_poll()).
+ */
 static __poll_t mpa_poll(struct file *file, struct socket *sock,
 			 struct poll_table_struct *wait)
 {
 	struct mpa_conn *c = mpa_get(sock->sk);
 	__poll_t mask = c->sk_ops->poll(file, sock, wait);
+	u8 state = READ_ONCE(c->state);
 
+	if (state == MPA_S_ERROR || state == MPA_S_REJECTED)
+		return mask | EPOLLPRI;
+	if (state == MPA_S_IDLE)
+		return mask;
+	mask &= ~EPOLLPRI;
 	/* no FPDU may be sent before the startup ends or, for a Responder,
 	 * before the first FPDU arrived (RFC 5044 7.1.2 rule 4)
 	 */
-	if (mpa_framing(c) && c->state != MPA_S_ERROR &&
-	    (mpa_in_startup(c) || !READ_ONCE(c->tx_allowed)))
+	if (state != MPA_S_FULL || !READ_ONCE(c->tx_allowed))
 		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	return mask;
 }

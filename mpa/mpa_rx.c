@@ -62,21 +62,15 @@ void mpa_consumer_deliver(struct mpa_conn *c)
 
 static void mpa_rx_ulpdu(struct mpa_conn *c)
 {
-	struct socket_wq *wq;
-
 	c->stats.rx_octets += c->rx.ulpdu_len;
 	mpa_mib_inc(c, MPA_MIB_RX_FPDUS);
 	mpa_mib_add(c, MPA_MIB_RX_OCTETS, c->rx.ulpdu_len);
 	trace_mpa_fpdu_rx(c->sk, c->rx.ulpdu_len);
 
 	if (!c->tx_allowed) {
-		c->tx_allowed = true;
-		/* wake a sender waiting for rule 4 */
-		rcu_read_lock();
-		wq = rcu_dereference(c->sk->sk_wq);
-		if (skwq_has_sleeper(wq))
-			wake_up_interruptible_all(&wq->wait);
-		rcu_read_unlock();
+		WRITE_ONCE(c->tx_allowed, true);
+		/* wake a sender or poller waiting for rule 4 */
+		mpa_wake_poll(c, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	}
 	if (c->rx_torn) {
 		/* its first octets went to a consumer that unbound */

@@ -901,4 +901,324 @@ TEST_F(startup, request_dribbled)
 	EXPECT_EQ(0, memcmp(got, "slowly", 6));
 }
 
+/*
+ * poll contract of the startup (Documentation/mpa.rst, "poll"): the end
+ * of the startup wakes a poller with POLLOUT (full operation) or POLLPRI
+ * (rejected or failed). The Initiator sleeps in poll() or epoll_wait()
+ * (edge-triggered) right after MPA_START with no MPA_INFO before it
+ * returns; the peer acts after SP_DELAY_MS.
+ */
+#define SP_DELAY_MS	300
+#define SP_LONG_MS	10000
+
+enum sp_peer {
+	SP_ACCEPT,	/* module Responder accepts */
+	SP_REJECT,	/* module Responder rejects */
+	SP_SILENT,	/* raw peer says nothing: startup timeout */
+	SP_BAD_REPLY,	/* raw peer sends a malformed Reply */
+	SP_RESET,	/* raw peer resets the connection */
+};
+
+FIXTURE(startup_poll)
+{
+	int fds[2];
+	int ep;
+	pthread_t peer;
+	bool peer_running;
+};
+
+FIXTURE_VARIANT(startup_poll)
+{
+	enum sp_peer peer;
+	int role;		/* of fds[0], the socket that polls */
+	bool epoll;
+	short revents;		/* POLLOUT: full operation, POLLPRI: failed */
+	__u32 state;
+	__u32 error;
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, accept_poll)
+{
+	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR,
+	.revents = POLLOUT, .state = MPA_S_FULL,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, accept_epollet)
+{
+	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR, .epoll = true,
+	.revents = POLLOUT, .state = MPA_S_FULL,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, reject_poll)
+{
+	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR,
+	.revents = POLLPRI, .state = MPA_S_REJECTED,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, reject_epollet)
+{
+	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR, .epoll = true,
+	.revents = POLLPRI, .state = MPA_S_REJECTED,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, timeout_poll)
+{
+	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, timeout_epollet)
+{
+	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR, .epoll = true,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, responder_timeout_poll)
+{
+	.peer = SP_SILENT, .role = MPA_ROLE_RESPONDER,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, bad_reply_poll)
+{
+	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, bad_reply_epollet)
+{
+	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR, .epoll = true,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+FIXTURE_VARIANT_ADD(startup_poll, reset_poll)
+{
+	.peer = SP_RESET, .role = MPA_ROLE_INITIATOR,
+	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+};
+
+struct sp_peer_arg {
+	int fd;
+	enum sp_peer what;
+	int ret;
+};
+
+static struct sp_peer_arg sp_arg;
+
+/* the peer's part, in a thread: the main thread sleeps in poll */
+static void *sp_peer_run(void *p)
+{
+	struct sp_peer_arg *a = p;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	__u8 bad[20];
+
+	a->ret = -1;
+	switch (a->what) {
+	case SP_ACCEPT:
+	case SP_REJECT:
+		if (iw_mpa_wait_state(a->fd, MPA_S_REQ_RCVD, RAW_TMO_MS))
+			return NULL;
+		usleep(SP_DELAY_MS * 1000);
+		if (setsockopt(a->fd, SOL_MPA, a->what == SP_ACCEPT ? MPA_ACCEPT : MPA_REJECT,
+			       "", 0))
+			return NULL;
+		break;
+	case SP_SILENT:
+		break;
+	case SP_BAD_REPLY:
+		usleep(SP_DELAY_MS * 1000);
+		mt_frame(bad, 0, MPA_FLAG_C, 1, NULL, 0);
+		memcpy(bad, "MPA ID Bad Frame", 16);
+		if (iw_writen(a->fd, bad, sizeof(bad)))
+			return NULL;
+		break;
+	case SP_RESET:
+		usleep(SP_DELAY_MS * 1000);
+		if (setsockopt(a->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+			return NULL;
+		close(a->fd);
+		break;
+	}
+	a->ret = 0;
+	return NULL;
+}
+
+FIXTURE_SETUP(startup_poll)
+{
+	self->ep = -1;
+	self->peer_running = false;
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
+}
+
+FIXTURE_TEARDOWN(startup_poll)
+{
+	if (self->peer_running)
+		pthread_join(self->peer, NULL);
+	if (self->ep >= 0)
+		close(self->ep);
+	iw_close_pair(self->fds);
+}
+
+static long sp_ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+TEST_F(startup_poll, end_of_startup_wakes_poll)
+{
+	__u32 tmo = variant->peer == SP_SILENT ? SP_DELAY_MS : SP_LONG_MS * 2;
+	struct pollfd p = { .fd = self->fds[0], .events = POLLOUT | POLLPRI };
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	bool module_peer = variant->peer == SP_ACCEPT || variant->peer == SP_REJECT;
+	struct timespec t0;
+	struct mpa_info info;
+	long ms;
+	int n;
+
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)));
+	if (module_peer) {
+		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	}
+	if (variant->epoll) {
+		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		ASSERT_LE(0, self->ep);
+		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[0], &ev));
+	}
+	sp_arg = (struct sp_peer_arg){ .fd = self->fds[1], .what = variant->peer };
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], variant->role, 0, NULL, 0, NULL, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, pthread_create(&self->peer, NULL, sp_peer_run, &sp_arg));
+	self->peer_running = true;
+
+	/* no MPA_INFO before this returns */
+	if (variant->epoll) {
+		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
+		p.revents = ev.events;
+	} else {
+		n = poll(&p, 1, SP_LONG_MS);
+	}
+	ms = sp_ms_since(&t0);
+	ASSERT_EQ(1, n);
+	/*
+	 * POLLPRI: the startup failed, whatever else is set (a rejected
+	 * socket is plain TCP, writable; a failed one returns the error);
+	 * POLLOUT without POLLPRI: full operation
+	 */
+	EXPECT_EQ(variant->revents, p.revents & (variant->revents | POLLPRI));
+	/* woken by the end of the startup, long before the poll timeout */
+	EXPECT_GE(ms, SP_DELAY_MS - 50);
+	EXPECT_LT(ms, SP_LONG_MS / 4);
+	ASSERT_EQ(0, iw_mpa_info(self->fds[0], &info));
+	EXPECT_EQ(variant->state, info.state);
+	EXPECT_EQ(variant->error, info.error);
+	EXPECT_EQ(variant->peer == SP_REJECT ? MPA_I_REJECTED : 0,
+		  info.flags & MPA_I_REJECTED);
+	pthread_join(self->peer, NULL);
+	self->peer_running = false;
+	EXPECT_EQ(0, sp_arg.ret);
+	if (variant->peer == SP_RESET)
+		self->fds[1] = -1;	/* the peer closed it */
+	/* full operation keeps POLLPRI clear; a failed startup keeps it set */
+	p.events = POLLPRI;
+	p.revents = 0;
+	EXPECT_EQ(variant->revents == POLLPRI, poll(&p, 1, 0));
+}
+
+/*
+ * RFC 5044 7.1.2 rule 4 through poll: the Responder in full operation is
+ * not writable until the first FPDU arrived, and the FPDU wakes it.
+ */
+FIXTURE(rule4_poll)
+{
+	int fds[2];
+	int ep;
+	pthread_t peer;
+	bool peer_running;
+};
+
+FIXTURE_VARIANT(rule4_poll)
+{
+	bool epoll;
+};
+
+FIXTURE_VARIANT_ADD(rule4_poll, poll)
+{
+	.epoll = false,
+};
+
+FIXTURE_VARIANT_ADD(rule4_poll, epollet)
+{
+	.epoll = true,
+};
+
+FIXTURE_SETUP(rule4_poll)
+{
+	self->ep = -1;
+	self->peer_running = false;
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, RAW_TMO_MS));
+}
+
+FIXTURE_TEARDOWN(rule4_poll)
+{
+	if (self->peer_running)
+		pthread_join(self->peer, NULL);
+	if (self->ep >= 0)
+		close(self->ep);
+	iw_close_pair(self->fds);
+}
+
+static void *rule4_first_fpdu(void *p)
+{
+	int *fd = p;
+
+	usleep(SP_DELAY_MS * 1000);
+	if (send(*fd, "first", 5, 0) != 5)
+		return (void *)1;
+	return NULL;
+}
+
+TEST_F(rule4_poll, first_fpdu_wakes_responder)
+{
+	struct pollfd p = { .fd = self->fds[1], .events = POLLOUT | POLLPRI };
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	struct timespec t0;
+	void *ret = (void *)1;
+	char buf[16];
+	long ms;
+	int n;
+
+	/* the Responder waits for the Initiator's first FPDU */
+	EXPECT_EQ(0, poll(&p, 1, 100));
+	if (variant->epoll) {
+		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		ASSERT_LE(0, self->ep);
+		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[1], &ev));
+		EXPECT_EQ(0, epoll_wait(self->ep, &ev, 1, 0));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, pthread_create(&self->peer, NULL, rule4_first_fpdu, &self->fds[0]));
+	self->peer_running = true;
+	if (variant->epoll) {
+		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
+		p.revents = ev.events;
+	} else {
+		n = poll(&p, 1, SP_LONG_MS);
+	}
+	ms = sp_ms_since(&t0);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(POLLOUT, p.revents & (POLLOUT | POLLPRI));
+	EXPECT_GE(ms, SP_DELAY_MS - 50);
+	EXPECT_LT(ms, SP_LONG_MS / 4);
+	pthread_join(self->peer, &ret);
+	self->peer_running = false;
+	EXPECT_EQ(NULL, ret);
+	EXPECT_EQ(5, mt_recv(self->fds[1], buf, sizeof(buf), 0, NULL));
+	EXPECT_EQ(5, send(self->fds[1], "later", 5, MSG_DONTWAIT));
+}
+
 TEST_HARNESS_MAIN

@@ -4,6 +4,7 @@
  * counters, error names.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -14,8 +15,6 @@
 #include <linux/iwarp_wire.h>
 
 #include "libiwarp.h"
-
-#define IW_STEP_MS	2
 
 /**
  * iw_mpa_attach() - attach the "mpa" ULP to a connected TCP socket
@@ -208,21 +207,70 @@ int iw_mpa_peer_pd(int fd, void *buf, socklen_t *len)
 	return getsockopt(fd, SOL_MPA, MPA_PEER_PD, buf, len);
 }
 
-/*
- * Sleep until @fd is readable (the Request, data, EOF) or @step ms have
- * passed. A socket that stays readable does not make the caller spin.
- */
-static void iw_mpa_nap(int fd, int step)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, step) != 0)
-		usleep(step * 1000);
-}
+/* a wakeup that did not change the state waits this long before the next */
+#define IW_STEP_MS	2
+/* a state that only this end's own calls leave is looked at this often */
+#define IW_LOCAL_MS	10
 
 static bool iw_mpa_terminal(__u32 st)
 {
 	return st == MPA_S_ERROR || st == MPA_S_REJECTED || st == IW_MPA_INVALID;
+}
+
+/*
+ * The poll events with which mpa.ko announces that state @st is left
+ * because of the peer (mpa(7), "poll"): POLLOUT when an Initiator's
+ * Reply brings full operation, POLLIN when a Responder's Request is in,
+ * POLLPRI when the startup fails or is rejected. POLLERR and POLLHUP end
+ * poll() anyway. @local: the state is left by a call of this end
+ * (MPA_START, MPA_ACCEPT, MPA_REJECT), perhaps in another thread, which
+ * no event announces.
+ */
+static short iw_mpa_leave_events(__u32 st, bool *local)
+{
+	*local = false;
+	switch (st) {
+	case MPA_S_REQ_SENT:
+		return POLLOUT | POLLPRI;
+	case MPA_S_REQ_WAIT:
+		return POLLIN | POLLPRI;
+	default:
+		*local = true;
+		return POLLPRI;
+	}
+}
+
+/*
+ * Sleep in poll() until @fd may have left state @st, or until @end
+ * (iw_now_ms(); -1 for never), at most IW_LOCAL_MS in a state that only
+ * this end leaves. @woke says whether the last sleep ended
+ * by an event that did not change the state (POLLHUP stays set, an
+ * older mpa.ko): then nap IW_STEP_MS first, so that nobody spins.
+ *
+ * Return: 0, or -1 with errno of poll (not EINTR).
+ */
+static int iw_mpa_sleep(int fd, __u32 st, long long end, bool *woke)
+{
+	long long left = end < 0 ? -1 : end - iw_now_ms();
+	struct pollfd p = { .fd = fd };
+	bool local;
+	int ret;
+
+	p.events = iw_mpa_leave_events(st, &local);
+	if (*woke) {
+		usleep(IW_STEP_MS * 1000);
+		if (left > IW_STEP_MS)
+			left -= IW_STEP_MS;
+	}
+	if (end >= 0 && left < 0)
+		left = 0;
+	if (local && (left < 0 || left > IW_LOCAL_MS))
+		left = IW_LOCAL_MS;
+	ret = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+	if (ret < 0 && errno != EINTR)
+		return -1;
+	*woke = ret > 0;
+	return 0;
 }
 
 /**
@@ -231,19 +279,23 @@ static bool iw_mpa_terminal(__u32 st)
  * @from: the state to leave
  * @ms: the longest wait
  *
+ * Sleeps in poll() on the events that announce leaving @from (mpa(7)).
+ *
  * Return: the new state, @from after @ms, IW_MPA_INVALID if MPA_INFO
- * fails.
+ * or poll fails.
  */
 __u32 iw_mpa_wait_change(int fd, __u32 from, int ms)
 {
 	long long end = iw_now_ms() + ms;
+	bool woke = false;
 	__u32 st;
 
 	for (;;) {
 		st = iw_mpa_info_of(fd).state;
 		if (st != from || iw_now_ms() >= end)
 			return st;
-		iw_mpa_nap(fd, IW_STEP_MS);
+		if (iw_mpa_sleep(fd, st, end, &woke))
+			return IW_MPA_INVALID;
 	}
 }
 
@@ -253,15 +305,17 @@ __u32 iw_mpa_wait_change(int fd, __u32 from, int ms)
  * @state: enum mpa_state
  * @ms: the longest wait
  *
- * Gives up at once in a state that is never left (MPA_S_ERROR,
- * MPA_S_REJECTED) unless it is @state.
+ * Sleeps in poll() on the events that announce a change of the current
+ * state (mpa(7)). Gives up at once in a state that is never left
+ * (MPA_S_ERROR, MPA_S_REJECTED) unless it is @state.
  *
  * Return: 0, or -1 with errno ETIMEDOUT, EPROTO (MPA_S_ERROR),
- * ECONNREFUSED (MPA_S_REJECTED) or that of MPA_INFO.
+ * ECONNREFUSED (MPA_S_REJECTED) or that of MPA_INFO or poll.
  */
 int iw_mpa_wait_state(int fd, __u32 state, int ms)
 {
 	long long end = iw_now_ms() + ms;
+	bool woke = false;
 	struct mpa_info i;
 
 	for (;;) {
@@ -277,7 +331,8 @@ int iw_mpa_wait_state(int fd, __u32 state, int ms)
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		iw_mpa_nap(fd, IW_STEP_MS);
+		if (iw_mpa_sleep(fd, i.state, end, &woke))
+			return -1;
 	}
 }
 
@@ -290,19 +345,19 @@ int iw_mpa_wait_state(int fd, __u32 state, int ms)
  * @ms: the longest wait, 0 for none
  * @info: MPA_INFO at the end
  *
- * The Request makes the Responder's socket readable, so the Responder
- * sleeps in poll(); the Reply makes nothing readable, so the Initiator
- * looks at MPA_INFO every 10 ms. MPA_S_ERROR and MPA_S_REJECTED also end
- * the wait: look at @info->state.
+ * Sleeps in poll(): the Initiator for POLLOUT (full operation) or
+ * POLLPRI (rejected, or the startup failed), the Responder for POLLIN
+ * (the Request) or POLLPRI; MPA_INFO is read once when poll returns.
+ * MPA_S_ERROR and MPA_S_REJECTED also end the wait: look at
+ * @info->state.
  *
  * Return: 0, or -1 with errno ETIMEDOUT or that of MPA_INFO or poll.
  */
 int iw_mpa_wait_startup(int fd, __u32 role, int ms, struct mpa_info *info)
 {
 	bool resp = role == MPA_ROLE_RESPONDER;
-	long long end = iw_now_ms() + ms;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int ret;
+	long long end = ms ? iw_now_ms() + ms : -1;
+	bool woke = false;
 
 	for (;;) {
 		if (iw_mpa_info(fd, info))
@@ -316,11 +371,8 @@ int iw_mpa_wait_startup(int fd, __u32 role, int ms, struct mpa_info *info)
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		ret = poll(&p, 1, resp ? 1000 : 10);
-		if (ret < 0 && errno != EINTR)
+		if (iw_mpa_sleep(fd, info->state, end, &woke))
 			return -1;
-		if (ret > 0)	/* readable but no Request yet: data or EOF */
-			usleep(10000);
 	}
 }
 
