@@ -17,7 +17,7 @@ iw_version() {
 # iw_usage_header: the comment block at the top of the script, the usage
 # text of a tool without a usage() of its own
 iw_usage_header() {
-	sed -n '2,/^[^#]/{/^[^#]/d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"
+	sed -n '2,/^[^#]/{/^[^#]/d;/SPDX-License-Identifier/d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
 }
 
 # iw_std_opts NAME ARGS...: for a tool without options of its own:
