@@ -74,7 +74,6 @@ assert r['initiator']['mulpdu'] > 0 and r['initiator']['consumer'] == ''
 check "-6 lists no IPv4 connection" bash -c "[ -z \"\$('$ss' -6)\" ]"
 check "usage error: exit 2" bash -c "'$ss' --bogus 2>/dev/null; [ \$? -eq 2 ]"
 kill "${pids[@]}" 2>/dev/null
-wait 2>/dev/null
 pids=()
 
 # DDP: 100000 octets in one tagged write (the source's RTR is a
