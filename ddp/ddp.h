@@ -66,6 +66,35 @@ enum ddp_mib_field {
 	DDP_MIB_MAX
 };
 
+/**
+ * struct ddp_stream_stats - a stream's counters, for sock_diag
+ * @rx: placed: tagged messages, tagged octets, untagged messages,
+ *	untagged octets (the DDP_DIAG_RX_* order)
+ * @tx: sent, in the same order
+ * @rx_errors: errors reported (section 7.2 and MPA's)
+ * @rx_invalid_stag: of those, an invalid or foreign STag
+ * @err: the reported error, type << 8 | code
+ *
+ * One writer each: the receive side under the socket lock (the MPA
+ * callbacks), @tx under &ddp_stream.tx_lock. sock_diag reads them without
+ * either, with READ_ONCE().
+ */
+struct ddp_stream_stats {
+	u64	rx[4];
+	u64	tx[4];
+	u64	rx_errors;
+	u64	rx_invalid_stag;
+	u32	err;
+};
+
+/* @rx and @tx of struct ddp_stream_stats */
+enum ddp_st_field {
+	DDP_ST_TAGGED_MSGS,
+	DDP_ST_TAGGED_OCTETS,
+	DDP_ST_UNTAGGED_MSGS,
+	DDP_ST_UNTAGGED_OCTETS,
+};
+
 /* PD and stream IDs share one space, so an STag's owner is unambiguous */
 extern struct ida ddp_ids;
 
@@ -195,6 +224,7 @@ struct ddp_queue {
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
  * @mib: the counters of the socket's network namespace, cached at bind
+ * @stats: the stream's own counters
  */
 struct ddp_stream {
 	struct ddp_pd		*pd;
@@ -222,7 +252,14 @@ struct ddp_stream {
 	u8			dv;
 	bool			shut;
 	unsigned long __percpu	*mib;
+	struct ddp_stream_stats	stats;
 };
+
+/* a counter of struct ddp_stream_stats, by its one writer */
+static inline void ddp_stat_add(u64 *ctr, u64 n)
+{
+	WRITE_ONCE(*ctr, *ctr + n);
+}
 
 static inline void ddp_mib_add(unsigned long __percpu *mib,
 			       enum ddp_mib_field field, unsigned long n)

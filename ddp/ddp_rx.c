@@ -11,6 +11,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <net/netlink.h>
 
 #include "ddp.h"
 
@@ -29,6 +30,9 @@ void ddp_stream_stop(struct ddp_stream *s)
 {
 	if (!s->stopped) {
 		ddp_mib_inc(s->mib, DDP_MIB_ERR_CATASTROPHIC);
+		ddp_stat_add(&s->stats.rx_errors, 1);
+		WRITE_ONCE(s->stats.err, DDP_WIRE_ETYPE_CATASTROPHIC << 8 |
+			   DDP_WIRE_ECODE_CATASTROPHIC);
 		trace_ddp_refuse(s->id, DDP_WIRE_ETYPE_CATASTROPHIC,
 				 DDP_WIRE_ECODE_CATASTROPHIC, 0);
 	}
@@ -46,13 +50,17 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 
 	if (s->stopped)
 		return;
+	WRITE_ONCE(s->stats.err, (u32)type << 8 | code);
 	s->stopped = true;
 	trace_ddp_refuse(s->id, type, code, seg_len);
 	ddp_mib_inc(s->mib, ddp_mib_err(type, code));
+	ddp_stat_add(&s->stats.rx_errors, 1);
 	if (type == DDP_WIRE_ETYPE_TAGGED &&
 	    (code == DDP_WIRE_ECODE_T_INVALID_STAG ||
-	     code == DDP_WIRE_ECODE_T_STAG_NOT_ASSOC))
+	     code == DDP_WIRE_ECODE_T_STAG_NOT_ASSOC)) {
 		ddp_mib_inc(s->mib, DDP_MIB_INVALID_STAG);
+		ddp_stat_add(&s->stats.rx_invalid_stag, 1);
+	}
 	if (type != DDP_WIRE_ETYPE_LLP) {
 		ev.hdr_len = min_t(u32, s->hdr_have, sizeof(s->hdr));
 		ev.hdr = s->hdr;
@@ -260,8 +268,11 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 			seg->payload_len, seg->last);
 	if (seg->tagged) {
 		ddp_mib_add(s->mib, DDP_MIB_TAGGED_OCTETS, seg->payload_len);
-		if (seg->last)
+		ddp_stat_add(&s->stats.rx[DDP_ST_TAGGED_OCTETS], seg->payload_len);
+		if (seg->last) {
 			ddp_mib_inc(s->mib, DDP_MIB_TAGGED_MSGS);
+			ddp_stat_add(&s->stats.rx[DDP_ST_TAGGED_MSGS], 1);
+		}
 		if (!s->t_len)
 			s->t_first_to = seg->to;
 		s->t_len += seg->payload_len;
@@ -277,8 +288,11 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		return;
 	}
 	ddp_mib_add(s->mib, DDP_MIB_UNTAGGED_OCTETS, seg->payload_len);
-	if (seg->last)
+	ddp_stat_add(&s->stats.rx[DDP_ST_UNTAGGED_OCTETS], seg->payload_len);
+	if (seg->last) {
 		ddp_mib_inc(s->mib, DDP_MIB_UNTAGGED_MSGS);
+		ddp_stat_add(&s->stats.rx[DDP_ST_UNTAGGED_MSGS], 1);
+	}
 	spin_lock_bh(&s->lock);
 	s->seg_buf->placed += seg->payload_len;
 	if (seg->last) {
@@ -328,6 +342,59 @@ static void ddp_reply(struct mpa_conn *conn, bool rejected, const void *pd,
 	ddp_set_version(mpa_conn_priv(conn), conn);
 }
 
+/* sock_diag: the attributes of one stream, see enum ddp_diag_attr */
+static const u8 ddp_diag_u64[] = {
+	DDP_DIAG_RX_TAGGED_MSGS, DDP_DIAG_RX_TAGGED_OCTETS,
+	DDP_DIAG_RX_UNTAGGED_MSGS, DDP_DIAG_RX_UNTAGGED_OCTETS,
+	DDP_DIAG_TX_TAGGED_MSGS, DDP_DIAG_TX_TAGGED_OCTETS,
+	DDP_DIAG_TX_UNTAGGED_MSGS, DDP_DIAG_TX_UNTAGGED_OCTETS,
+	DDP_DIAG_RX_ERRORS, DDP_DIAG_RX_INVALID_STAG,
+};
+
+/*
+ * MPA calls this with the stream bound (sk_callback_lock read-held) but
+ * without the socket lock: every value is a snapshot.
+ */
+static int ddp_get_info(struct mpa_conn *conn, struct sk_buff *skb)
+{
+	const struct ddp_stream *s = mpa_conn_priv(conn);
+	const struct ddp_stream_stats *st = &s->stats;
+	const u64 *ctr[] = {
+		&st->rx[0], &st->rx[1], &st->rx[2], &st->rx[3],
+		&st->tx[0], &st->tx[1], &st->tx[2], &st->tx[3],
+		&st->rx_errors, &st->rx_invalid_stag,
+	};
+	bool stopped = READ_ONCE(s->stopped);
+	u32 flags = 0;
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(ctr) != ARRAY_SIZE(ddp_diag_u64));
+	if (stopped)
+		flags |= DDP_DIAG_F_STOPPED;
+	if (READ_ONCE(s->shut))
+		flags |= DDP_DIAG_F_SHUT;
+	if (nla_put_u32(skb, DDP_DIAG_STREAM_ID, s->id) ||
+	    nla_put_u32(skb, DDP_DIAG_PD_ID, s->pd->id) ||
+	    nla_put_u32(skb, DDP_DIAG_VERSION, READ_ONCE(s->dv)) ||
+	    nla_put_u32(skb, DDP_DIAG_QUEUES, s->nqueues) ||
+	    nla_put_u32(skb, DDP_DIAG_POSTED, READ_ONCE(s->nposted)) ||
+	    nla_put_u32(skb, DDP_DIAG_FLAGS, flags))
+		return -EMSGSIZE;
+	if (stopped && nla_put_u32(skb, DDP_DIAG_ERROR, READ_ONCE(st->err)))
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(ddp_diag_u64); i++)
+		if (nla_put_u64_64bit(skb, ddp_diag_u64[i], READ_ONCE(*ctr[i]),
+				      DDP_DIAG_PAD))
+			return -EMSGSIZE;
+	return 0;
+}
+
+static size_t ddp_get_info_size(struct mpa_conn *conn)
+{
+	return 7 * nla_total_size(sizeof(u32)) +
+	       ARRAY_SIZE(ddp_diag_u64) * nla_total_size_64bit(sizeof(u64));
+}
+
 struct mpa_consumer ddp_consumer = {
 	.name		= "ddp",
 	.owner		= THIS_MODULE,
@@ -337,4 +404,6 @@ struct mpa_consumer ddp_consumer = {
 	.ulpdu		= ddp_ulpdu,
 	.error		= ddp_mpa_error,
 	.peer_closed	= ddp_peer_closed,
+	.get_info	= ddp_get_info,
+	.get_info_size	= ddp_get_info_size,
 };

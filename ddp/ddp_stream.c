@@ -231,6 +231,7 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		struct ddp_tagged_hdr t;
 		struct ddp_untagged_hdr u;
 	} h;
+	u64 total = iov_iter_count(data);
 	struct ddp_segmenter it;
 	u32 off, len, hlen, msn = 0;
 	struct ddp_queue *q = NULL;
@@ -248,7 +249,7 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	ret = -EPIPE;
 	if (s->shut)
 		goto out;
-	ret = ddp_seg_init(&it, iov_iter_count(data),
+	ret = ddp_seg_init(&it, total,
 			   ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
 	if (ret) {
 		ret = ret == -EINVAL ? -ENOTCONN : ret;
@@ -288,6 +289,10 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		goto out;
 	if (q)
 		q->tx_msn = ddp_msn_next(msn);
+	ddp_stat_add(&s->stats.tx[tagged ? DDP_ST_TAGGED_MSGS :
+				     DDP_ST_UNTAGGED_MSGS], 1);
+	ddp_stat_add(&s->stats.tx[tagged ? DDP_ST_TAGGED_OCTETS :
+				     DDP_ST_UNTAGGED_OCTETS], total);
 	ret = 0;
 out:
 	mutex_unlock(&s->tx_lock);

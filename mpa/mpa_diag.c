@@ -6,7 +6,10 @@
  *
  * sock_diag calls these without the socket lock, so the context is
  * looked up under RCU (contexts are freed with kfree_rcu()) and every
- * field is a snapshot that may be stale by the time it is read.
+ * field is a snapshot that may be stale by the time it is read. The bound
+ * consumer and its cookie change only under sk_callback_lock held for
+ * writing (mpa_bind(), mpa_unbind()): read-holding it keeps both, and the
+ * consumer's module, for the consumer's get_info() callback.
  */
 
 #include <linux/rcupdate.h>
@@ -21,7 +24,32 @@ static const u8 mpa_diag_u64[] = {
 	MPA_DIAG_RX_CRC_ERRORS, MPA_DIAG_RX_MARKER_ERRORS,
 };
 
-static int mpa_diag_put(struct sk_buff *skb, const struct mpa_conn *c)
+/*
+ * The consumer's name, and its own attributes in MPA_DIAG_CONSUMER_INFO.
+ * Those may not fit when the consumer was bound after sock_diag sized the
+ * reply: then only that nest is left out.
+ */
+static int mpa_diag_put_consumer(struct sk_buff *skb, struct mpa_conn *c,
+				 const struct mpa_consumer *consumer)
+{
+	struct nlattr *nest;
+
+	if (nla_put_string(skb, MPA_DIAG_CONSUMER, consumer->name))
+		return -EMSGSIZE;
+	if (!consumer->get_info || !consumer->get_info_size)
+		return 0;
+	nest = nla_nest_start(skb, MPA_DIAG_CONSUMER_INFO);
+	if (!nest)
+		return 0;
+	if (consumer->get_info(c, skb)) {
+		nla_nest_cancel(skb, nest);
+		return 0;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int mpa_diag_put(struct sk_buff *skb, struct mpa_conn *c)
 {
 	static const u8 types[] = {
 		MPA_DIAG_STATE, MPA_DIAG_ROLE, MPA_DIAG_REV, MPA_DIAG_FLAGS,
@@ -33,6 +61,7 @@ static int mpa_diag_put(struct sk_buff *skb, const struct mpa_conn *c)
 	struct mpa_info info;
 	const u64 *ctr = (const u64 *)&stats;
 	unsigned int i;
+	int err = 0;
 	u32 v[9];
 
 	BUILD_BUG_ON(ARRAY_SIZE(types) != ARRAY_SIZE(v));
@@ -51,14 +80,29 @@ static int mpa_diag_put(struct sk_buff *skb, const struct mpa_conn *c)
 	for (i = 0; i < ARRAY_SIZE(types); i++)
 		if (nla_put_u32(skb, types[i], v[i]))
 			return -EMSGSIZE;
-	/* a consumer's module is freed only after an RCU grace period */
-	consumer = READ_ONCE(c->consumer);
-	if (consumer && nla_put_string(skb, MPA_DIAG_CONSUMER, consumer->name))
-		return -EMSGSIZE;
 	for (i = 0; i < ARRAY_SIZE(mpa_diag_u64); i++)
 		if (nla_put_u64_64bit(skb, mpa_diag_u64[i], ctr[i], MPA_DIAG_PAD))
 			return -EMSGSIZE;
-	return 0;
+	read_lock_bh(&c->sk->sk_callback_lock);
+	consumer = c->consumer;
+	if (consumer)
+		err = mpa_diag_put_consumer(skb, c, consumer);
+	read_unlock_bh(&c->sk->sk_callback_lock);
+	return err;
+}
+
+/* the room the bound consumer's get_info() may take, its nest included */
+static size_t mpa_diag_consumer_size(struct mpa_conn *c)
+{
+	const struct mpa_consumer *consumer;
+	size_t size = 0;
+
+	read_lock_bh(&c->sk->sk_callback_lock);
+	consumer = c->consumer;
+	if (consumer && consumer->get_info && consumer->get_info_size)
+		size = nla_total_size(0) + consumer->get_info_size(c);
+	read_unlock_bh(&c->sk->sk_callback_lock);
+	return size;
 }
 
 /**
@@ -70,7 +114,7 @@ static int mpa_diag_put(struct sk_buff *skb, const struct mpa_conn *c)
  */
 int mpa_diag_get_info(struct sock *sk, struct sk_buff *skb)
 {
-	const struct mpa_conn *c;
+	struct mpa_conn *c;
 	struct nlattr *nest;
 	int err = 0;
 
@@ -98,8 +142,17 @@ int mpa_diag_get_info(struct sock *sk, struct sk_buff *skb)
  */
 size_t mpa_diag_get_info_size(const struct sock *sk)
 {
-	return nla_total_size(0) +			/* MPA_DIAG_ULP_INFO */
+	struct mpa_conn *c;
+	size_t size;
+
+	size = nla_total_size(0) +			/* MPA_DIAG_ULP_INFO */
 	       9 * nla_total_size(sizeof(u32)) +
 	       nla_total_size(MPA_CONSUMER_NAME_MAX) +
 	       ARRAY_SIZE(mpa_diag_u64) * nla_total_size_64bit(sizeof(u64));
+	rcu_read_lock();
+	c = rcu_dereference(inet_csk(sk)->icsk_ulp_data);
+	if (c)
+		size += mpa_diag_consumer_size(c);
+	rcu_read_unlock();
+	return size;
 }

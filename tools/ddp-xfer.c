@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -85,6 +86,7 @@ struct opts {
 	int family;
 	unsigned int flags;
 	int timeout_ms;
+	int hold_ms;
 	int verbose;
 	const char *host;
 	const char *port;
@@ -228,12 +230,14 @@ static const char *hex(const uint8_t *p, size_t len)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ddp-xfer [-m] [-6] [-t SEC] [-v] HOST PORT < INFILE     (source)\n"
-		"       ddp-xfer -l [-m] [-6] [-t SEC] [-v] HOST PORT > OUTFILE (sink)\n"
+		"usage: ddp-xfer [-m] [-6] [-t SEC] [-H SEC] [-v] HOST PORT < INFILE     (source)\n"
+		"       ddp-xfer -l [-m] [-6] [-t SEC] [-H SEC] [-v] HOST PORT > OUTFILE (sink)\n"
 		"  -l       listen on HOST PORT, receive one file (MPA Responder)\n"
 		"  -m       require MPA markers on what this end receives\n"
 		"  -6       use IPv6 (default IPv4)\n"
 		"  -t SEC   give up after SEC seconds without progress (default 60, 0: never)\n"
+		"  -H SEC   after the transfer, keep the stream open SEC seconds before\n"
+		"           closing (to look at it with iwarp-ss)\n"
 		"  -v       print the protocol steps and the MPA statistics\n"
 		"  --help   this text\n"
 		"  --version  print the version\n"
@@ -418,6 +422,10 @@ static void ddp_close(int sfd, int sock)
 	struct ddp_event ev;
 	int tmo = o.timeout_ms;
 
+	if (o.hold_ms) {
+		verbose("holding the stream open for %d ms", o.hold_ms);
+		poll(NULL, 0, o.hold_ms);
+	}
 	if (iw_ddp_shutdown(sfd))
 		verbose("DDP_IOC_SHUTDOWN: %s", strerror(errno));
 	o.timeout_ms = 5000;
@@ -688,7 +696,7 @@ int main(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "lm6t:vh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lm6t:H:vh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -701,6 +709,10 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (iw_secs_arg(optarg, 0, &o.timeout_ms))
+				return iw_usage(print_usage, false);
+			break;
+		case 'H':
+			if (iw_secs_arg(optarg, 0, &o.hold_ms))
 				return iw_usage(print_usage, false);
 			break;
 		case 'v':

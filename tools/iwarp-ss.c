@@ -4,7 +4,8 @@
  * MPA state, negotiated parameters and counters, read from sock_diag
  * (INET_DIAG_ULP_INFO). iproute2's ss only prints the name of a ULP it
  * does not know; this prints what mpa.ko reports (see mpa(7) and
- * Documentation/mpa.rst, "sock_diag").
+ * Documentation/mpa.rst, "sock_diag"), and for a DDP stream its own
+ * attributes (MPA_DIAG_CONSUMER_INFO, Documentation/ddp.rst).
  *
  * The ULP part of a sock_diag reply needs CAP_NET_ADMIN.
  */
@@ -12,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/ddp.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -69,6 +71,19 @@ static const char *const ctr_names[] = {
 	[MPA_DIAG_RX_MARKER_ERRORS] = "rx_marker_errors",
 };
 
+static const char *const ddp_ctr_names[] = {
+	[DDP_DIAG_RX_TAGGED_MSGS] = "ddp_rx_tagged_msgs",
+	[DDP_DIAG_RX_TAGGED_OCTETS] = "ddp_rx_tagged_octets",
+	[DDP_DIAG_RX_UNTAGGED_MSGS] = "ddp_rx_untagged_msgs",
+	[DDP_DIAG_RX_UNTAGGED_OCTETS] = "ddp_rx_untagged_octets",
+	[DDP_DIAG_TX_TAGGED_MSGS] = "ddp_tx_tagged_msgs",
+	[DDP_DIAG_TX_TAGGED_OCTETS] = "ddp_tx_tagged_octets",
+	[DDP_DIAG_TX_UNTAGGED_MSGS] = "ddp_tx_untagged_msgs",
+	[DDP_DIAG_TX_UNTAGGED_OCTETS] = "ddp_tx_untagged_octets",
+	[DDP_DIAG_RX_ERRORS] = "ddp_rx_errors",
+	[DDP_DIAG_RX_INVALID_STAG] = "ddp_rx_invalid_stag",
+};
+
 struct opts {
 	bool json;
 	bool counters;
@@ -82,6 +97,11 @@ struct mpa_row {
 	bool have[MPA_DIAG_MAX + 1];
 	uint64_t u64[MPA_DIAG_MAX + 1];
 	char consumer[32];
+	/* a DDP stream: the DDP_DIAG_* attributes */
+	bool ddp;
+	uint32_t ddp_u32[DDP_DIAG_MAX + 1];
+	bool ddp_have[DDP_DIAG_MAX + 1];
+	uint64_t ddp_u64[DDP_DIAG_MAX + 1];
 };
 
 static void print_usage(FILE *f)
@@ -90,7 +110,8 @@ static void print_usage(FILE *f)
 		"Usage: iwarp-ss [-4|-6] [-c] [--json]\n"
 		"List the MPA connections of this network namespace (needs CAP_NET_ADMIN).\n"
 		"  -4, -6          IPv4 or IPv6 sockets only (default: both)\n"
-		"  -c, --counters  also print the FPDU, octet, marker and error counters\n"
+		"  -c, --counters  also print the FPDU, octet, marker and error counters,\n"
+		"                  and a DDP stream's message, octet and error counters\n"
 		"  -j, --json      one JSON array instead of lines\n"
 		"  -V, --version   print the version\n"
 		"  -h, --help      this text\n"
@@ -108,8 +129,32 @@ static void fmt_addr(char *buf, size_t len, int family, const __be32 *addr,
 		 ntohs(port));
 }
 
+static void parse_ddp(struct mpa_row *row, const struct nlattr *nest)
+{
+	const struct nlattr *a;
+	int rem;
+
+	row->ddp = true;
+	for (a = attr_first(attr_data(nest), nest->nla_len - NLA_HDRLEN, &rem);
+	     attr_ok(a, rem); a = attr_next(a, &rem)) {
+		int type = a->nla_type & NLA_TYPE_MASK;
+		int plen = a->nla_len - NLA_HDRLEN;
+
+		if (type <= DDP_DIAG_PAD || type > DDP_DIAG_MAX)
+			continue;
+		if (type >= DDP_DIAG_RX_TAGGED_MSGS && plen == 8)
+			memcpy(&row->ddp_u64[type], attr_data(a), 8);
+		else if (type < DDP_DIAG_RX_TAGGED_MSGS && plen == 4)
+			memcpy(&row->ddp_u32[type], attr_data(a), 4);
+		else
+			continue;
+		row->ddp_have[type] = true;
+	}
+}
+
 static void parse_mpa(struct mpa_row *row, const struct nlattr *nest)
 {
+	const struct nlattr *info = NULL;
 	const struct nlattr *a;
 	int rem;
 
@@ -123,7 +168,10 @@ static void parse_mpa(struct mpa_row *row, const struct nlattr *nest)
 		if (type == MPA_DIAG_CONSUMER) {
 			snprintf(row->consumer, sizeof(row->consumer), "%.*s",
 				 plen, (const char *)attr_data(a));
-		} else if (type >= MPA_DIAG_TX_FPDUS && plen == 8) {
+		} else if (type == MPA_DIAG_CONSUMER_INFO) {
+			info = a;
+		} else if (type >= MPA_DIAG_TX_FPDUS &&
+			   type <= MPA_DIAG_RX_MARKER_ERRORS && plen == 8) {
 			memcpy(&row->u64[type], attr_data(a), 8);
 		} else if (plen == 4) {
 			memcpy(&row->u32[type], attr_data(a), 4);
@@ -132,6 +180,9 @@ static void parse_mpa(struct mpa_row *row, const struct nlattr *nest)
 		}
 		row->have[type] = true;
 	}
+	/* the consumer's own attributes: only DDP's are known here */
+	if (info && !strcmp(row->consumer, "ddp"))
+		parse_ddp(row, info);
 }
 
 /* Returns true if the socket is an MPA connection and fills @row. */
@@ -172,6 +223,51 @@ static const char *state_name(uint32_t s)
 	       state_names[s] : "?";
 }
 
+static void print_ddp_json(const struct mpa_row *r)
+{
+	int t;
+
+	if (!r->ddp) {
+		printf(", \"ddp\": null");
+		return;
+	}
+	printf(", \"ddp\": {\"stream\": %u, \"pd\": %u, \"version\": %u",
+	       r->ddp_u32[DDP_DIAG_STREAM_ID], r->ddp_u32[DDP_DIAG_PD_ID],
+	       r->ddp_u32[DDP_DIAG_VERSION]);
+	printf(", \"queues\": %u, \"posted\": %u, \"stopped\": %s, \"shut\": %s",
+	       r->ddp_u32[DDP_DIAG_QUEUES], r->ddp_u32[DDP_DIAG_POSTED],
+	       r->ddp_u32[DDP_DIAG_FLAGS] & DDP_DIAG_F_STOPPED ? "true" : "false",
+	       r->ddp_u32[DDP_DIAG_FLAGS] & DDP_DIAG_F_SHUT ? "true" : "false");
+	if (r->ddp_have[DDP_DIAG_ERROR])
+		printf(", \"error_type\": %u, \"error_code\": %u",
+		       r->ddp_u32[DDP_DIAG_ERROR] >> 8,
+		       r->ddp_u32[DDP_DIAG_ERROR] & 0xff);
+	for (t = DDP_DIAG_RX_TAGGED_MSGS; t <= DDP_DIAG_MAX; t++)
+		printf(", \"%s\": %llu", ddp_ctr_names[t] + 4,
+		       (unsigned long long)r->ddp_u64[t]);
+	printf("}");
+}
+
+/* after "consumer ddp": the stream, its state */
+static void print_ddp(const struct mpa_row *r)
+{
+	uint32_t fl = r->ddp_u32[DDP_DIAG_FLAGS];
+
+	printf(" stream %u pd %u dv %u queues %u posted %u",
+	       r->ddp_u32[DDP_DIAG_STREAM_ID], r->ddp_u32[DDP_DIAG_PD_ID],
+	       r->ddp_u32[DDP_DIAG_VERSION], r->ddp_u32[DDP_DIAG_QUEUES],
+	       r->ddp_u32[DDP_DIAG_POSTED]);
+	if (fl & DDP_DIAG_F_SHUT)
+		printf(" shut");
+	if (fl & DDP_DIAG_F_STOPPED) {
+		printf(" stopped");
+		if (r->ddp_have[DDP_DIAG_ERROR])
+			printf(" ddp_error %u/0x%02x",
+			       r->ddp_u32[DDP_DIAG_ERROR] >> 8,
+			       r->ddp_u32[DDP_DIAG_ERROR] & 0xff);
+	}
+}
+
 static void print_row(const struct mpa_row *r, const struct opts *o,
 		      bool first)
 {
@@ -199,6 +295,7 @@ static void print_row(const struct mpa_row *r, const struct opts *o,
 		for (t = MPA_DIAG_TX_FPDUS; t <= MPA_DIAG_RX_MARKER_ERRORS; t++)
 			printf(", \"%s\": %llu", ctr_names[t],
 			       (unsigned long long)r->u64[t]);
+		print_ddp_json(r);
 		printf("}");
 		return;
 	}
@@ -213,10 +310,16 @@ static void print_row(const struct mpa_row *r, const struct opts *o,
 	if (r->u32[MPA_DIAG_ERROR])
 		printf(" error %u", r->u32[MPA_DIAG_ERROR]);
 	printf(" consumer %s", r->consumer[0] ? r->consumer : "user");
-	if (o->counters)
+	if (r->ddp)
+		print_ddp(r);
+	if (o->counters) {
 		for (t = MPA_DIAG_TX_FPDUS; t <= MPA_DIAG_RX_MARKER_ERRORS; t++)
 			printf(" %s %llu", ctr_names[t],
 			       (unsigned long long)r->u64[t]);
+		for (t = DDP_DIAG_RX_TAGGED_MSGS; r->ddp && t <= DDP_DIAG_MAX; t++)
+			printf(" %s %llu", ddp_ctr_names[t],
+			       (unsigned long long)r->ddp_u64[t]);
+	}
 	printf("\n");
 }
 

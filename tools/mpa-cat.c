@@ -156,7 +156,7 @@ static void mpa_startup(int fd, const struct opts *o, struct mpa_info *info)
 	__u32 tmo;
 
 	if (iw_mpa_attach(fd))
-		iw_die_sys("TCP_ULP mpa");
+		iw_die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
 	if (o->timeout >= 0) {
 		tmo = o->timeout;
 		if (setsockopt(fd, SOL_MPA, MPA_TIMEOUT, &tmo, sizeof(tmo)))

@@ -23,6 +23,7 @@
 #include <uapi/linux/mpa.h>
 
 struct mpa_conn;
+struct sk_buff;
 
 /* longest consumer name, with its NUL */
 #define MPA_CONSUMER_NAME_MAX	16
@@ -121,6 +122,18 @@ struct mpa_conn_attrs {
  * @peer_closed: the peer half-closed on an FPDU boundary
  * @write_space: send space became available after mpa_send() returned
  *	-EAGAIN
+ * @get_info: optional. sock_diag (tools/iwarp-ss) asks for the
+ *	consumer's view of the connection: put its own attributes into
+ *	@skb, inside the MPA_DIAG_CONSUMER_INFO nest that MPA opened. Called
+ *	in process context under rcu_read_lock() and with the socket's
+ *	sk_callback_lock read-held, which mpa_bind() and mpa_unbind() take
+ *	for writing: @conn is bound to this consumer and its cookie valid
+ *	throughout, but the socket lock is not held, so values are
+ *	snapshots. Must not sleep. Return 0, or -EMSGSIZE when @skb has no
+ *	room (MPA then drops the nest, the rest of the reply stays).
+ * @get_info_size: with @get_info: an upper bound of the octets that
+ *	@get_info puts, headers and padding included (nla_total_size());
+ *	same context as @get_info
  * @list: private to MPA
  */
 struct mpa_consumer {
@@ -135,6 +148,8 @@ struct mpa_consumer {
 	void (*error)(struct mpa_conn *conn, u32 code);
 	void (*peer_closed)(struct mpa_conn *conn);
 	void (*write_space)(struct mpa_conn *conn);
+	int (*get_info)(struct mpa_conn *conn, struct sk_buff *skb);
+	size_t (*get_info_size)(struct mpa_conn *conn);
 	struct list_head list;
 };
 

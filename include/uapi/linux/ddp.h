@@ -172,4 +172,68 @@ struct ddp_event {
 #define DDP_IOC_SHUTDOWN	_IO(DDP_IOC_MAGIC, 6)	/* graceful: send all, then FIN */
 #define DDP_IOC_SEND_BATCH	_IOWR(DDP_IOC_MAGIC, 7, struct ddp_send_batch)
 
+/*
+ * sock_diag (tools/iwarp-ss): a DDP stream's attributes, nested in the
+ * MPA_DIAG_CONSUMER_INFO attribute of an MPA connection whose
+ * MPA_DIAG_CONSUMER is "ddp" (see <linux/mpa.h>).
+ */
+
+/* DDP_DIAG_FLAGS */
+#define DDP_DIAG_F_STOPPED	0x1	/* an error was reported, placement stopped */
+#define DDP_DIAG_F_SHUT		0x2	/* the sending half is closed */
+
+/**
+ * enum ddp_diag_attr - attributes inside MPA_DIAG_CONSUMER_INFO for "ddp"
+ * @DDP_DIAG_UNSPEC: unused
+ * @DDP_DIAG_PAD: padding for the 64-bit counters
+ * @DDP_DIAG_STREAM_ID: u32, the stream ID (that of the ddp tracepoints and
+ *	of the stream file's fdinfo)
+ * @DDP_DIAG_PD_ID: u32, its protection domain's ID
+ * @DDP_DIAG_VERSION: u32, DDP version: 1, or 0 after an MPA revision 0
+ *	startup
+ * @DDP_DIAG_QUEUES: u32, untagged queues
+ * @DDP_DIAG_POSTED: u32, buffers posted on all queues
+ * @DDP_DIAG_FLAGS: u32, DDP_DIAG_F_*
+ * @DDP_DIAG_ERROR: u32, the error that stopped the stream, RFC 5041
+ *	section 7.2 type << 8 | code (type 3: MPA's error code instead);
+ *	present only with DDP_DIAG_F_STOPPED
+ * @DDP_DIAG_RX_TAGGED_MSGS: u64, tagged messages placed (last segment)
+ * @DDP_DIAG_RX_TAGGED_OCTETS: u64, tagged payload octets placed
+ * @DDP_DIAG_RX_UNTAGGED_MSGS: u64, untagged messages placed
+ * @DDP_DIAG_RX_UNTAGGED_OCTETS: u64, untagged payload octets placed
+ * @DDP_DIAG_TX_TAGGED_MSGS: u64, tagged messages sent
+ * @DDP_DIAG_TX_TAGGED_OCTETS: u64, tagged payload octets sent
+ * @DDP_DIAG_TX_UNTAGGED_MSGS: u64, untagged messages sent
+ * @DDP_DIAG_TX_UNTAGGED_OCTETS: u64, untagged payload octets sent
+ * @DDP_DIAG_RX_ERRORS: u64, segments refused with a section 7.2 error
+ *	(at most one: the stream stops after it) plus MPA errors
+ * @DDP_DIAG_RX_INVALID_STAG: u64, tagged segments refused for an invalid
+ *	STag or one not associated with the stream
+ * @__DDP_DIAG_MAX: one above the highest attribute
+ */
+enum ddp_diag_attr {
+	DDP_DIAG_UNSPEC,
+	DDP_DIAG_PAD,
+	DDP_DIAG_STREAM_ID,
+	DDP_DIAG_PD_ID,
+	DDP_DIAG_VERSION,
+	DDP_DIAG_QUEUES,
+	DDP_DIAG_POSTED,
+	DDP_DIAG_FLAGS,
+	DDP_DIAG_ERROR,
+	DDP_DIAG_RX_TAGGED_MSGS,
+	DDP_DIAG_RX_TAGGED_OCTETS,
+	DDP_DIAG_RX_UNTAGGED_MSGS,
+	DDP_DIAG_RX_UNTAGGED_OCTETS,
+	DDP_DIAG_TX_TAGGED_MSGS,
+	DDP_DIAG_TX_TAGGED_OCTETS,
+	DDP_DIAG_TX_UNTAGGED_MSGS,
+	DDP_DIAG_TX_UNTAGGED_OCTETS,
+	DDP_DIAG_RX_ERRORS,
+	DDP_DIAG_RX_INVALID_STAG,
+	__DDP_DIAG_MAX
+};
+
+#define DDP_DIAG_MAX (__DDP_DIAG_MAX - 1)
+
 #endif /* _UAPI_LINUX_DDP_H */

@@ -182,6 +182,9 @@ struct mpa_stats {
  * @MPA_DIAG_RX_MARKERS: u64, markers removed
  * @MPA_DIAG_RX_CRC_ERRORS: u64, FPDUs with a bad CRC
  * @MPA_DIAG_RX_MARKER_ERRORS: u64, bad markers
+ * @MPA_DIAG_CONSUMER_INFO: nested, the bound consumer's own attributes,
+ *	whose meaning MPA_DIAG_CONSUMER names: for "ddp", the DDP_DIAG_*
+ *	attributes of <linux/ddp.h>; absent when the consumer puts none
  * @__MPA_DIAG_MAX: one above the highest attribute
  */
 enum mpa_diag_attr {
@@ -205,6 +208,7 @@ enum mpa_diag_attr {
 	MPA_DIAG_RX_MARKERS,
 	MPA_DIAG_RX_CRC_ERRORS,
 	MPA_DIAG_RX_MARKER_ERRORS,
+	MPA_DIAG_CONSUMER_INFO,
 	__MPA_DIAG_MAX
 };
 
