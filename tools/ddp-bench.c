@@ -122,69 +122,6 @@ static int no_crc;		/* --no-crc: MPA_F_NO_CRC on both ends */
 static int json;		/* --json: JSON lines on stdout */
 static unsigned int batch = 1;	/* --batch: messages per DDP_IOC_SEND_BATCH */
 
-/*
- * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
- * process's (getrusage), the clock. The machine's busy time is taken as
- * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
- * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
- * is busy, so their sum undercounts (measured: half of what the source
- * process alone used), while idle time is clocked at each idle exit.
- */
-struct cpu_mark {
-	double wall;	/* CLOCK_MONOTONIC, s */
-	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
-	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
-	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
-};
-
-static double now(void);
-
-static double tv_s(struct timeval t)
-{
-	return t.tv_sec + t.tv_usec / 1e6;
-}
-
-static void cpu_mark(struct cpu_mark *m)
-{
-	unsigned long long v[7];
-	double hz = sysconf(_SC_CLK_TCK);
-	struct rusage ru;
-	FILE *f;
-
-	m->busy_s = -1;
-	m->idle_s = -1;
-	m->wall = now();
-	f = fopen("/proc/stat", "r");
-	if (f) {
-		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
-			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
-			m->idle_s = (v[3] + v[4]) / hz;
-		}
-		fclose(f);
-	}
-	m->self_s = 0;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-}
-
-/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
-static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
-{
-	double busy;
-
-	if (a->idle_s < 0 || b->idle_s < 0)
-		return -1;
-	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
-	return busy > 0 ? busy : 0;
-}
-
-/* The same from the tick-sampled non-idle fields, -1 if unknown */
-static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
-{
-	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
-}
-
 static void set_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -194,14 +131,6 @@ static void set_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sh->err, sizeof(sh->err), fmt, ap);
 	va_end(ap);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *t)
@@ -252,41 +181,6 @@ static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 
-/* @addr (numeric, of the family), or loopback if NULL, with @port. */
-static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
-			   int port)
-{
-	socklen_t len = iw_loopback_addr(family, port, ss);
-	void *in = family == AF_INET6 ?
-		   (void *)&((struct sockaddr_in6 *)ss)->sin6_addr :
-		   (void *)&((struct sockaddr_in *)ss)->sin_addr;
-
-	if (!addr || inet_pton(family, addr, in) == 1)
-		return len;
-	fprintf(stderr, "ddp-bench: not an IPv%c address: %s\n",
-		family == AF_INET6 ? '6' : '4', addr);
-	exit(2);
-}
-
-/* An fd for the namespace /run/netns/@name (ip-netns(8)). */
-static int open_netns(const char *name)
-{
-	char path[256];
-	int fd;
-
-	if (strchr(name, '/')) {
-		fprintf(stderr, "ddp-bench: bad namespace name: %s\n", name);
-		exit(2);
-	}
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "ddp-bench: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
-
 /*
  * Move the calling thread to the network namespace @fd (-1: stay). A
  * socket belongs to the namespace it was created in, so the listener is
@@ -303,7 +197,7 @@ static void enter_netns(int fd, const char *name)
 static int make_listener(int *port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(&ss, listen_addr, 0);
+	socklen_t len = iw_bench_addr(family, listen_addr, 0, &ss);
 	int fd;
 
 	enter_netns(sink_ns_fd, sink_netns);
@@ -397,21 +291,21 @@ static void post(int sfd, void *buf, size_t len, __u64 cookie)
 struct meter {
 	double t0, start, end;
 	uint64_t bytes, msgs;
-	struct cpu_mark c0;
+	struct iw_cpu_mark c0;
 	int state;		/* 0 warm-up, 1 measuring, 2 done */
 };
 
 static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
 {
-	struct cpu_mark c1;
-	double t = now();
+	struct iw_cpu_mark c1;
+	double t = iw_now_s();
 
 	if (!m->t0)
 		m->t0 = t;
 	if (m->state == 0 && t - m->t0 >= warm) {
 		m->state = 1;
 		m->start = t;
-		cpu_mark(&m->c0);
+		iw_cpu_mark(&m->c0);
 		__atomic_store_n(&sh->measuring, 1, __ATOMIC_RELEASE);
 	} else if (m->state == 1) {
 		m->bytes += n;
@@ -419,9 +313,9 @@ static void meter_add(struct meter *m, uint64_t n, double warm, double secs)
 		if (t - m->start >= secs) {
 			m->state = 2;
 			m->end = t;
-			cpu_mark(&c1);
-			sh->sys_cpu_s = cpu_busy(&m->c0, &c1);
-			sh->tick_cpu_s = cpu_ticks(&m->c0, &c1);
+			iw_cpu_mark(&c1);
+			sh->sys_cpu_s = iw_cpu_busy(&m->c0, &c1);
+			sh->tick_cpu_s = iw_cpu_ticks(&m->c0, &c1);
 			sh->sink_cpu_s = c1.self_s - m->c0.self_s;
 			sh->win_bytes = m->bytes;
 			sh->win_msgs = m->msgs;
@@ -559,19 +453,19 @@ static int sink_ddp(int sock, const struct cfg *c, size_t size, double warm,
 /* ---- source (parent) ---- */
 
 /* The source's CPU time over the sink's window, as far as it sees it. */
-static struct cpu_mark src_c0;
+static struct iw_cpu_mark src_c0;
 static int src_phase;		/* 0 before the window, 1 in it, 2 after */
 
 static void src_cpu_track(void)
 {
-	struct cpu_mark m;
+	struct iw_cpu_mark m;
 
 	if (src_phase == 0 && load(&sh->measuring)) {
-		cpu_mark(&src_c0);
+		iw_cpu_mark(&src_c0);
 		src_phase = 1;
 	}
 	if (src_phase == 1 && load(&sh->stop)) {
-		cpu_mark(&m);
+		iw_cpu_mark(&m);
 		sh->src_cpu_s = m.self_s - src_c0.self_s;
 		src_phase = 2;
 	}
@@ -757,7 +651,7 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	}
 	close(lfd);
 	alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
-	len = make_addr(&ss, connect_addr ? connect_addr : listen_addr, port);
+	len = iw_bench_addr(family, connect_addr ? connect_addr : listen_addr, port, &ss);
 	fd = socket(family, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len)) {
 		set_err("connect: %s", strerror(errno));
@@ -785,36 +679,11 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	r->fpdus_per_msg = sh->rx_msgs ? (double)sh->rx_fpdus / sh->rx_msgs : 0;
 	r->mulpdu = sh->mulpdu;
 	r->crc = c->mode == M_TCP ? 0 : sh->crc;
-	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
-		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
-			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->sink_cpu_gb = sh->win_bytes ? sh->sink_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->src_cpu_gb = sh->win_bytes && sh->src_cpu_s >= 0 ?
-			sh->src_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->cpu_gb = iw_cpu_per_gb(sh->sys_cpu_s, sh->win_bytes);
+	r->tick_cpu_gb = iw_cpu_per_gb(sh->tick_cpu_s, sh->win_bytes);
+	r->sink_cpu_gb = iw_cpu_per_gb(sh->sink_cpu_s, sh->win_bytes);
+	r->src_cpu_gb = iw_cpu_per_gb(sh->src_cpu_s, sh->win_bytes);
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of @n values; negative ones (unknown) are left out, -1 if none. */
-static double median(const double *in, int n)
-{
-	double v[MAX_ROUNDS];
-	int i, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (in[i] >= 0)
-			v[k++] = in[i];
-	if (!k)
-		return -1;
-	qsort(v, k, sizeof(double), cmp_double);
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
 /* The median of the double at offset @off of @n results */
@@ -825,41 +694,7 @@ static double med_of(const struct result *rs, int n, size_t off)
 
 	for (k = 0; k < n; k++)
 		memcpy(&v[k], (const char *)&rs[k] + off, sizeof(double));
-	return median(v, n);
-}
-
-/* "lo" (IPv4 loopback), "lo6", or "SOURCE->SINK" namespaces ("-": ours) */
-static const char *path_name(void)
-{
-	static char buf[300];
-
-	if (!listen_addr && !connect_addr && !sink_netns && !source_netns)
-		return family == AF_INET6 ? "lo6" : "lo";
-	snprintf(buf, sizeof(buf), "%s->%s", source_netns ? source_netns : "-",
-		 sink_netns ? sink_netns : "-");
-	return buf;
-}
-
-/* A JSON string member; the values here need only " and \ escaped. */
-static void json_str(const char *key, const char *v)
-{
-	printf("\"%s\": \"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			putchar('\\');
-		if ((unsigned char)*v >= 0x20)
-			putchar(*v);
-	}
-	printf("\", ");
-}
-
-/* A JSON number member, null when unknown (negative) */
-static void json_num(const char *key, double v, int decimals)
-{
-	if (v < 0)
-		printf("\"%s\": null, ", key);
-	else
-		printf("\"%s\": %.*f, ", key, decimals, v);
+	return iw_median(v, n);
 }
 
 /*
@@ -870,26 +705,27 @@ static void print_json(const struct cfg *c, size_t size, const struct result *r,
 		       int rounds, double min, double max)
 {
 	printf("{");
-	json_str("tool", "ddp-bench");
-	json_str("name", c->name);
+	iw_json_str("tool", "ddp-bench");
+	iw_json_str("name", c->name);
 	printf("\"size\": %zu, ", size);
-	json_num("mb_s", r->mbps, 3);
-	json_num("mb_s_min", min, 3);
-	json_num("mb_s_max", max, 3);
-	json_num("msgs_s", r->msgs_s, 1);
+	iw_json_num("mb_s", r->mbps, 3);
+	iw_json_num("mb_s_min", min, 3);
+	iw_json_num("mb_s_max", max, 3);
+	iw_json_num("msgs_s", r->msgs_s, 1);
 	printf("\"rtt_us\": null, ");
-	json_num("cpu_s_per_gb", r->cpu_gb, 3);
-	json_num("cpu_tx_s_per_gb", r->src_cpu_gb, 3);
-	json_num("cpu_rx_s_per_gb", r->sink_cpu_gb, 3);
-	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
+	iw_json_num("cpu_s_per_gb", r->cpu_gb, 3);
+	iw_json_num("cpu_tx_s_per_gb", r->src_cpu_gb, 3);
+	iw_json_num("cpu_rx_s_per_gb", r->sink_cpu_gb, 3);
+	iw_json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
 	printf("\"crc\": %s, ", r->crc ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"batch\": %u, ", c->mode == M_TCP ? 1 : batch);
-	json_str("path", path_name());
-	json_str("addr", connect_addr ? connect_addr :
+	iw_json_str("path",
+		    iw_bench_path(family, listen_addr, connect_addr, sink_netns, source_netns));
+	iw_json_str("addr", connect_addr ? connect_addr :
 			 listen_addr ? listen_addr : "loopback");
-	json_num("fpdus_per_msg", c->mode == M_TCP ? -1 : r->fpdus_per_msg, 2);
-	json_num("mulpdu", c->mode == M_TCP ? -1.0 : (double)r->mulpdu, 0);
+	iw_json_num("fpdus_per_msg", c->mode == M_TCP ? -1 : r->fpdus_per_msg, 2);
+	iw_json_num("mulpdu", c->mode == M_TCP ? -1.0 : (double)r->mulpdu, 0);
 	printf("\"rounds\": %d}\n", rounds);
 	fflush(stdout);
 }
@@ -952,7 +788,7 @@ static int run_table(size_t size, double secs, int rounds)
 		med[i] = m.mbps;
 		for (k = 0; k < ok[i]; k++)
 			v[k] = rs[i][k].mbps;
-		qsort(v, ok[i], sizeof(double), cmp_double);
+		qsort(v, ok[i], sizeof(double), iw_cmp_double);
 		if (json) {
 			print_json(&cfgs[i], size, &m, ok[i], v[0], v[ok[i] - 1]);
 			continue;
@@ -973,29 +809,6 @@ static int run_table(size_t size, double secs, int rounds)
 			printf(" %9s\n", "-");
 	}
 	return fail;
-}
-
-/*
- * --no-crc: MPA_START fails with EPERM unless the administrator allowed it;
- * say so before any run (a missing parameter file: mpa.ko is not loaded,
- * the runs will tell).
- */
-static int no_crc_allowed(void)
-{
-	const char *p = "/sys/module/mpa/parameters/allow_no_crc";
-	char c = 0;
-	FILE *f = fopen(p, "r");
-
-	if (!f)
-		return 1;
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-	if (c == 'Y' || c == '1')
-		return 1;
-	fprintf(stderr, "ddp-bench: --no-crc refused: %s is %c; as root: echo 1 > %s\n",
-		p, c ? c : '?', p);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1029,16 +842,14 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "6h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'M':
-			if (!strcmp(optarg, "tcp")) {
+			if (!strcmp(optarg, "tcp"))
 				one.mode = M_TCP;
-			} else if (!strcmp(optarg, "tagged")) {
+			else if (!strcmp(optarg, "tagged"))
 				one.mode = M_TAGGED;
-			} else if (!strcmp(optarg, "untagged")) {
+			else if (!strcmp(optarg, "untagged"))
 				one.mode = M_UNTAGGED;
-			} else {
-				print_usage(stderr);
-				return 2;
-			}
+			else
+				goto usage;
 			break;
 		case 'k':
 			one.flags |= MPA_F_MARKERS;
@@ -1051,34 +862,26 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			size = strtoul(optarg, &end, 0);
-			if (*end || !size || size > MAX_SIZE) {
-				print_usage(stderr);
-				return 2;
-			}
+			if (*end || !size || size > MAX_SIZE)
+				goto usage;
 			break;
 		case 'S':
 			secs = strtod(optarg, &end);
-			if (*end || secs < 0.1 || secs > 600) {
-				print_usage(stderr);
-				return 2;
-			}
+			if (*end || secs < 0.1 || secs > 600)
+				goto usage;
 			break;
 		case 'T':
 			table = 1;
 			break;
 		case 'B':
 			batch = strtoul(optarg, &end, 0);
-			if (*end || !batch || batch > MAX_BATCH) {
-				print_usage(stderr);
-				return 2;
-			}
+			if (*end || !batch || batch > MAX_BATCH)
+				goto usage;
 			break;
 		case 'r':
 			rounds = atoi(optarg);
-			if (rounds < 1 || rounds > MAX_ROUNDS) {
-				print_usage(stderr);
-				return 2;
-			}
+			if (rounds < 1 || rounds > MAX_ROUNDS)
+				goto usage;
 			break;
 		case '6':
 			family = AF_INET6;
@@ -1102,30 +905,17 @@ int main(int argc, char **argv)
 			print_usage(stdout);
 			return 0;
 		default:
-			print_usage(stderr);
-			return 2;
+			goto usage;
 		}
 	}
-	if (optind != argc) {
-		print_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		goto usage;
 	/* a bad address is a usage error, found before any output */
-	make_addr(&ss, listen_addr, 0);
-	make_addr(&ss, connect_addr, 0);
-	if (sink_netns || source_netns) {
-		orig_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (orig_ns_fd < 0) {
-			perror("ddp-bench: /proc/self/ns/net");
-			return 1;
-		}
-	}
-	if (no_crc && !no_crc_allowed())
+	iw_bench_addr(family, listen_addr, 0, &ss);
+	iw_bench_addr(family, connect_addr, 0, &ss);
+	if (no_crc && !iw_bench_no_crc_allowed("--no-crc"))
 		return 1;
-	if (sink_netns)
-		sink_ns_fd = open_netns(sink_netns);
-	if (source_netns)
-		source_ns_fd = open_netns(source_netns);
+	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
 	signal(SIGPIPE, SIG_IGN);
 	iw_raise_memlock(0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -1156,4 +946,7 @@ int main(int argc, char **argv)
 		       r.src_cpu_gb, r.sink_cpu_gb);
 	printf("\n");
 	return 0;
+usage:
+	print_usage(stderr);
+	return 2;
 }

@@ -116,69 +116,6 @@ static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 
-/*
- * CPU time marks: the machine's idle and non-idle time (/proc/stat), this
- * process's (getrusage), the clock. The machine's busy time is taken as
- * CPUs x elapsed - idle: the non-idle fields are sampled by the timer
- * tick, and under qemu TCG the guest gets far fewer ticks than HZ while it
- * is busy, so their sum undercounts (measured: half of what the source
- * process alone used), while idle time is clocked at each idle exit.
- */
-struct cpu_mark {
-	double wall;	/* CLOCK_MONOTONIC, s */
-	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks) */
-	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
-	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
-};
-
-static double now(void);
-
-static double tv_s(struct timeval t)
-{
-	return t.tv_sec + t.tv_usec / 1e6;
-}
-
-static void cpu_mark(struct cpu_mark *m)
-{
-	unsigned long long v[7];
-	double hz = sysconf(_SC_CLK_TCK);
-	struct rusage ru;
-	FILE *f;
-
-	m->busy_s = -1;
-	m->idle_s = -1;
-	m->wall = now();
-	f = fopen("/proc/stat", "r");
-	if (f) {
-		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6]) == 7) {
-			m->busy_s = (v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
-			m->idle_s = (v[3] + v[4]) / hz;
-		}
-		fclose(f);
-	}
-	m->self_s = 0;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		m->self_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-}
-
-/* The machine's busy CPU seconds from @a to @b, -1 if unknown */
-static double cpu_busy(const struct cpu_mark *a, const struct cpu_mark *b)
-{
-	double busy;
-
-	if (a->idle_s < 0 || b->idle_s < 0)
-		return -1;
-	busy = sysconf(_SC_NPROCESSORS_ONLN) * (b->wall - a->wall) - (b->idle_s - a->idle_s);
-	return busy > 0 ? busy : 0;
-}
-
-/* The same from the tick-sampled non-idle fields, -1 if unknown */
-static double cpu_ticks(const struct cpu_mark *a, const struct cpu_mark *b)
-{
-	return a->busy_s < 0 || b->busy_s < 0 ? -1 : b->busy_s - a->busy_s;
-}
-
 static void set_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -186,14 +123,6 @@ static void set_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
 	va_end(ap);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void on_alarm(int sig)
@@ -236,41 +165,6 @@ static void print_usage(FILE *f)
 
 /* ---- connection setup ---- */
 
-/* @addr (numeric, of the family), or loopback if NULL, with @port. */
-static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
-			   int port)
-{
-	socklen_t len = iw_loopback_addr(family, port, ss);
-	void *in = family == AF_INET6 ?
-		   (void *)&((struct sockaddr_in6 *)ss)->sin6_addr :
-		   (void *)&((struct sockaddr_in *)ss)->sin_addr;
-
-	if (!addr || inet_pton(family, addr, in) == 1)
-		return len;
-	fprintf(stderr, "mpa-bench: not an IPv%c address: %s\n",
-		family == AF_INET6 ? '6' : '4', addr);
-	exit(2);
-}
-
-/* An fd for the namespace /run/netns/@name (ip-netns(8)). */
-static int open_netns(const char *name)
-{
-	char path[256];
-	int fd;
-
-	if (strchr(name, '/') || strchr(name, '"') || strchr(name, '\\')) {
-		fprintf(stderr, "mpa-bench: bad namespace name: %s\n", name);
-		exit(2);
-	}
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "mpa-bench: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
-
 /* Move the calling thread to the network namespace @fd (-1: stay). */
 static int enter_netns(int fd, const char *name)
 {
@@ -288,7 +182,7 @@ static int enter_netns(int fd, const char *name)
 static int make_listener(int *port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(&ss, listen_addr, 0);
+	socklen_t len = iw_bench_addr(family, listen_addr, 0, &ss);
 	int fd;
 
 	if (enter_netns(sink_ns_fd, sink_netns))
@@ -315,7 +209,8 @@ static int make_listener(int *port)
 static int connect_to(int port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(&ss, connect_addr ? connect_addr : listen_addr, port);
+	socklen_t len = iw_bench_addr(family, connect_addr ? connect_addr : listen_addr,
+				      port, &ss);
 	int fd;
 
 	fd = socket(family, SOCK_STREAM, 0);
@@ -541,7 +436,7 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	};
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
 	__u64 total = 0, msgs = 0, seq, b0 = 0, m0 = 0;
-	struct cpu_mark c0, c1;
+	struct iw_cpu_mark c0, c1;
 	double t0 = 0;
 	int seen = 0, phase;
 	char *buf;
@@ -559,20 +454,20 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 		if (phase != seen) {
 			seen = phase;
 			if (seen == 1) {
-				t0 = now();
+				t0 = iw_now_s();
 				b0 = total;
 				m0 = msgs;
-				cpu_mark(&c0);
+				iw_cpu_mark(&c0);
 				__atomic_store_n(&sh->measuring, 1, __ATOMIC_RELEASE);
 			} else if (seen == 2) {
 				memset(&it, 0, sizeof(it));
 				setitimer(ITIMER_REAL, &it, NULL);
-				sh->win_secs = now() - t0;
+				sh->win_secs = iw_now_s() - t0;
 				sh->win_bytes = total - b0;
 				sh->win_msgs = msgs - m0;
-				cpu_mark(&c1);
-				sh->sys_cpu_s = cpu_busy(&c0, &c1);
-				sh->tick_cpu_s = cpu_ticks(&c0, &c1);
+				iw_cpu_mark(&c1);
+				sh->sys_cpu_s = iw_cpu_busy(&c0, &c1);
+				sh->tick_cpu_s = iw_cpu_ticks(&c0, &c1);
 				sh->rx_cpu_s = c1.self_s - c0.self_s;
 				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			}
@@ -609,19 +504,19 @@ fail:
 }
 
 /* The sender's CPU time over the receiver's window, as far as it sees it. */
-static struct cpu_mark tx_c0;
+static struct iw_cpu_mark tx_c0;
 static int tx_phase;		/* 0 before the window, 1 in it, 2 after */
 
 static void tx_cpu_track(void)
 {
-	struct cpu_mark m;
+	struct iw_cpu_mark m;
 
 	if (tx_phase == 0 && __atomic_load_n(&sh->measuring, __ATOMIC_ACQUIRE)) {
-		cpu_mark(&tx_c0);
+		iw_cpu_mark(&tx_c0);
 		tx_phase = 1;
 	}
 	if (tx_phase == 1 && __atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
-		cpu_mark(&m);
+		iw_cpu_mark(&m);
 		sh->tx_cpu_s = m.self_s - tx_c0.self_s;
 		tx_phase = 2;
 	}
@@ -671,13 +566,6 @@ fail:
 	return -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 {
 	int mpa = c->mpa;
@@ -692,9 +580,9 @@ static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 		return -1;
 	}
 	memset(buf, 0x5a, sizeof(buf));
-	start = now();
+	start = iw_now_s();
 	for (i = 0; n < MAX_RTTS; i++) {
-		t = now();
+		t = iw_now_s();
 		if (t - start > secs + 0.2)
 			break;
 		if (send_msg(fd, buf, PP_SIZE, mpa, c->eor))
@@ -708,7 +596,7 @@ static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 			goto fail;
 		}
 		if (t - start >= 0.2)	/* warm-up */
-			rtt[n++] = now() - t;
+			rtt[n++] = iw_now_s() - t;
 	}
 	if (!n) {
 		set_err("no round trip measured");
@@ -717,7 +605,7 @@ static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 	sh->tx_msgs = i;
 	for (i = 0; i < n; i++)
 		sum += rtt[i];
-	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	qsort(rtt, n, sizeof(*rtt), iw_cmp_double);
 	r->rtt_med_us = (n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2) * 1e6;
 	r->rtt_mean_us = sum / n * 1e6;
 	r->nrtt = n;
@@ -937,13 +825,10 @@ reap:
 	r->msgs_s = sh->win_msgs / sh->win_secs;
 	if (!c->mpa)	/* recv() calls are not messages: count SIZE sends */
 		r->msgs_s = r->mbps * 1e6 / size;
-	r->cpu_gb = sh->win_bytes && sh->sys_cpu_s >= 0 ?
-		    sh->sys_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->tick_cpu_gb = sh->win_bytes && sh->tick_cpu_s >= 0 ?
-			 sh->tick_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->rx_cpu_gb = sh->win_bytes ? sh->rx_cpu_s / (sh->win_bytes / 1e9) : -1;
-	r->tx_cpu_gb = sh->win_bytes && sh->tx_cpu_s >= 0 ?
-		       sh->tx_cpu_s / (sh->win_bytes / 1e9) : -1;
+	r->cpu_gb = iw_cpu_per_gb(sh->sys_cpu_s, sh->win_bytes);
+	r->tick_cpu_gb = iw_cpu_per_gb(sh->tick_cpu_s, sh->win_bytes);
+	r->rx_cpu_gb = iw_cpu_per_gb(sh->rx_cpu_s, sh->win_bytes);
+	r->tx_cpu_gb = iw_cpu_per_gb(sh->tx_cpu_s, sh->win_bytes);
 	return 0;
 }
 
@@ -964,40 +849,6 @@ static int probe_mulpdu(unsigned int markers, __u32 *mulpdu)
 
 /* ---- report ---- */
 
-/* "lo" (IPv4 loopback), "lo6", or "SOURCE->SINK" namespaces ("-": ours) */
-static const char *path_name(void)
-{
-	static char buf[300];
-
-	if (!listen_addr && !connect_addr && !sink_netns && !source_netns)
-		return family == AF_INET6 ? "lo6" : "lo";
-	snprintf(buf, sizeof(buf), "%s->%s", source_netns ? source_netns : "-",
-		 sink_netns ? sink_netns : "-");
-	return buf;
-}
-
-/* A JSON string member; the values here need only " and \ escaped. */
-static void json_str(const char *key, const char *v)
-{
-	printf("\"%s\": \"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			putchar('\\');
-		if ((unsigned char)*v >= 0x20)
-			putchar(*v);
-	}
-	printf("\", ");
-}
-
-/* A JSON number member, null when unknown (negative) */
-static void json_num(const char *key, double v, int decimals)
-{
-	if (v < 0)
-		printf("\"%s\": null, ", key);
-	else
-		printf("\"%s\": %.*f, ", key, decimals, v);
-}
-
 /*
  * One JSON line: a single run (@rounds 1) or the medians of a table cell.
  * Keys are stable; see mpa-bench(1).
@@ -1006,26 +857,27 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 		       int rounds, double min, double max)
 {
 	printf("{");
-	json_str("tool", "mpa-bench");
-	json_str("name", c->name);
-	json_str("kind", pingpong ? "rtt" : "throughput");
+	iw_json_str("tool", "mpa-bench");
+	iw_json_str("name", c->name);
+	iw_json_str("kind", pingpong ? "rtt" : "throughput");
 	printf("\"size\": %u, ", r->size);
-	json_num("mb_s", r->mbps, 3);
-	json_num("mb_s_min", pingpong ? -1 : min, 3);
-	json_num("mb_s_max", pingpong ? -1 : max, 3);
-	json_num("msgs_s", r->msgs_s, 1);
-	json_num("rtt_us", pingpong ? r->rtt_med_us : -1, 2);
-	json_num("rtt_mean_us", pingpong ? r->rtt_mean_us : -1, 2);
-	json_num("cpu_s_per_gb", r->cpu_gb, 3);
-	json_num("cpu_tx_s_per_gb", r->tx_cpu_gb, 3);
-	json_num("cpu_rx_s_per_gb", r->rx_cpu_gb, 3);
-	json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
+	iw_json_num("mb_s", r->mbps, 3);
+	iw_json_num("mb_s_min", pingpong ? -1 : min, 3);
+	iw_json_num("mb_s_max", pingpong ? -1 : max, 3);
+	iw_json_num("msgs_s", r->msgs_s, 1);
+	iw_json_num("rtt_us", pingpong ? r->rtt_med_us : -1, 2);
+	iw_json_num("rtt_mean_us", pingpong ? r->rtt_mean_us : -1, 2);
+	iw_json_num("cpu_s_per_gb", r->cpu_gb, 3);
+	iw_json_num("cpu_tx_s_per_gb", r->tx_cpu_gb, 3);
+	iw_json_num("cpu_rx_s_per_gb", r->rx_cpu_gb, 3);
+	iw_json_num("cpu_ticks_s_per_gb", r->tick_cpu_gb, 3);
 	printf("\"crc\": %s, ", c->mpa && !(c->flags & MPA_F_NO_CRC) ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
 	printf("\"batch\": %u, ", c->eor ? 1 : batch);
-	json_str("path", path_name());
-	json_str("addr", connect_addr ? connect_addr :
+	iw_json_str("path",
+		    iw_bench_path(family, listen_addr, connect_addr, sink_netns, source_netns));
+	iw_json_str("addr", connect_addr ? connect_addr :
 			 listen_addr ? listen_addr : "loopback");
 	printf("\"rounds\": %d}\n", rounds);
 	fflush(stdout);
@@ -1070,21 +922,6 @@ static void print_header(FILE *o)
 		"software only");
 }
 
-/* Median of @n values; negative ones (unknown) are left out, -1 if none. */
-static double median(const double *in, int n)
-{
-	double v[MAX_ROUNDS];
-	int i, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (in[i] >= 0)
-			v[k++] = in[i];
-	if (!k)
-		return -1;
-	qsort(v, k, sizeof(*v), cmp_double);
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
 /* The values of the double at offset @off of @n results, sorted */
 static void column(double *v, const struct result *rs, int n, size_t off)
 {
@@ -1092,7 +929,7 @@ static void column(double *v, const struct result *rs, int n, size_t off)
 
 	for (k = 0; k < n; k++)
 		memcpy(&v[k], (const char *)&rs[k] + off, sizeof(double));
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), iw_cmp_double);
 }
 
 /* The median of the double at offset @off of @n results */
@@ -1101,7 +938,7 @@ static double med_of(const struct result *rs, int n, size_t off)
 	double v[MAX_ROUNDS];
 
 	column(v, rs, n, off);
-	return median(v, n);
+	return iw_median(v, n);
 }
 
 /* relative spread (max - min) / median in percent of sorted @v */
@@ -1122,7 +959,7 @@ static void cell(char *buf, size_t len, const struct result *rs, size_t off, int
 		return;
 	}
 	column(v, rs, ok, off);
-	med = median(v, ok);
+	med = iw_median(v, ok);
 	n = snprintf(buf, len, "%7.1f %5.2fx +-%.0f%%", med, base > 0 ? med / base : 0,
 		     spread(v, ok, med));
 	if (ok < rounds && n > 0 && (size_t)n < len)
@@ -1156,7 +993,7 @@ static int run_table(double secs, int rounds)
 	const char *hdr[NSIZES] = { "64 B", "1 KiB", "MULPDU" };
 	int r, s, i, failures = 0;
 	FILE *o = json ? stderr : stdout;
-	double t0 = now();
+	double t0 = iw_now_s();
 	struct result m;
 	char buf[64];
 
@@ -1198,7 +1035,7 @@ static int run_table(double secs, int rounds)
 			ok[i][NSIZES]++;
 		}
 		fprintf(stderr, "mpa-bench: round %d/%d done after %.0f s\n", r + 1, rounds,
-			now() - t0);
+			iw_now_s() - t0);
 	}
 
 	if (json) {
@@ -1257,31 +1094,9 @@ static int run_table(double secs, int rounds)
 	}
 	printf("\nMULPDU column: tcp and nomarkers rows send %u-octet messages, markers rows %u.\n",
 	       mulpdu[0], mulpdu[1]);
-	printf("Total time %.0f s, %d failed run(s) (errors on stderr).\n", now() - t0, failures);
+	printf("Total time %.0f s, %d failed run(s) (errors on stderr).\n", iw_now_s() - t0,
+	       failures);
 	return failures ? 1 : 0;
-}
-
-/*
- * --no-crc: MPA_START fails with EPERM unless the administrator allowed it;
- * say so before any run (a missing parameter file: mpa.ko is not loaded,
- * the runs will tell).
- */
-static int no_crc_allowed(void)
-{
-	const char *p = "/sys/module/mpa/parameters/allow_no_crc";
-	char ch = 0;
-	FILE *f = fopen(p, "r");
-
-	if (!f)
-		return 1;
-	if (fread(&ch, 1, 1, f) != 1)
-		ch = 0;
-	fclose(f);
-	if (ch == 'Y' || ch == '1')
-		return 1;
-	fprintf(stderr, "mpa-bench: no CRC refused: %s is %c; as root: echo 1 > %s\n",
-		p, ch ? ch : '?', p);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1397,21 +1212,12 @@ int main(int argc, char **argv)
 	if (c.mpa && size > 65535 && !table)
 		goto usage;
 	/* a bad address is a usage error, found before any output */
-	make_addr(&ss, listen_addr, 0);
-	make_addr(&ss, connect_addr, 0);
-	if ((table || (c.mpa && (c.flags & MPA_F_NO_CRC))) && !no_crc_allowed())
+	iw_bench_addr(family, listen_addr, 0, &ss);
+	iw_bench_addr(family, connect_addr, 0, &ss);
+	if ((table || (c.mpa && (c.flags & MPA_F_NO_CRC))) &&
+	    !iw_bench_no_crc_allowed("no CRC"))
 		return 1;
-	if (sink_netns || source_netns) {
-		orig_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (orig_ns_fd < 0) {
-			perror("mpa-bench: /proc/self/ns/net");
-			return 1;
-		}
-	}
-	if (sink_netns)
-		sink_ns_fd = open_netns(sink_netns);
-	if (source_netns)
-		source_ns_fd = open_netns(source_netns);
+	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

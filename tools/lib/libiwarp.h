@@ -8,9 +8,9 @@
  *
  * Installed as libiwarp.so with this header and libiwarp.pc
  * (`make -C tools/lib install`); the man pages are libiwarp(3),
- * iw_sock(3), iw_mpa(3), iw_ddp(3) and iw_msg(3).
+ * iw_sock(3), iw_mpa(3), iw_ddp(3), iw_msg(3) and iw_bench(3).
  *
- * Every call but those of iw_msg.c returns -1 (or a documented
+ * Every call but those of iw_msg.c and iw_bench.c returns -1 (or a documented
  * sentinel) with errno set on failure and never prints or exits: the
  * caller decides what a failure means. Every name has the iw_ or IW_ prefix, which no kernel symbol
  * of the project uses.
@@ -122,5 +122,35 @@ void iw_print_version(void);
 int iw_usage(void (*usage)(FILE *f), bool help);
 int iw_host_port(int argc, char **argv, const char **host, const char **port);
 int iw_secs_arg(const char *arg, long min, int *ms);
+
+/* ---- iw_bench.c: what mpa-bench and ddp-bench share (prints, exits on usage errors) ---- */
+
+/* A CPU time mark; see iw_cpu_mark() */
+struct iw_cpu_mark {
+	double wall;	/* CLOCK_MONOTONIC, s */
+	double busy_s;	/* user+nice+system+irq+softirq of all CPUs, s (ticks); < 0: unknown */
+	double idle_s;	/* idle+iowait of all CPUs, s; < 0: unknown */
+	double self_s;	/* getrusage(RUSAGE_SELF) user+system, s */
+};
+
+/* iw_median() looks at no more values */
+#define IW_MEDIAN_MAX	64
+
+double iw_now_s(void);
+void iw_cpu_mark(struct iw_cpu_mark *m);
+double iw_cpu_busy(const struct iw_cpu_mark *a, const struct iw_cpu_mark *b);
+double iw_cpu_ticks(const struct iw_cpu_mark *a, const struct iw_cpu_mark *b);
+double iw_cpu_per_gb(double cpu_s, unsigned long long octets);
+int iw_cmp_double(const void *a, const void *b);
+double iw_median(const double *in, int n);
+void iw_json_str(const char *key, const char *v);
+void iw_json_num(const char *key, double v, int decimals);
+const char *iw_bench_path(int family, const char *listen_addr, const char *connect_addr,
+			  const char *sink_netns, const char *source_netns);
+socklen_t iw_bench_addr(int family, const char *addr, int port,
+			struct sockaddr_storage *ss);
+void iw_bench_netns(const char *sink_netns, const char *source_netns,
+		    int *sink_fd, int *source_fd, int *orig_fd);
+bool iw_bench_no_crc_allowed(const char *what);
 
 #endif /* _LIBIWARP_H */
