@@ -17,13 +17,18 @@
 #     one skb of 4 or more), each starts with an FPDU and is a whole
 #     number of FPDUs.
 #
-# The receiver's buffer (tcp_rmem) covers the whole transfer: a receive
-# window that ends inside an skb makes TCP cut it there (with Nagle off,
-# tcp_mss_split_point()), and the rest of that skb's segments then start
-# inside FPDUs; Documentation/mpa.rst gives the share measured with a
-# slow reader and the default buffer. Each case also checks that the
-# data arrived intact. MPA_TRAIN_KEEP=DIR
-# keeps the captures there. TAP; needs tshark,
+# A receive window that ends inside an skb makes TCP cut it there (with
+# Nagle off, tcp_mss_split_point()), and the rest of that skb's segments
+# then start inside FPDUs; Documentation/mpa.rst gives the share measured
+# with a slow reader and the default buffer. So the sender must never be
+# limited by the receive window, only by its congestion window (cut at
+# MSS multiples): the receiver's buffer (tcp_rmem) covers the whole
+# transfer and the sender's congestion window is locked at 40 segments
+# (57920 octets), below the 64 KiB a new connection's window starts with
+# (on 6.12 the window grows more slowly than cwnd in slow start, and a
+# loaded host ran into it). Each case also checks that the data arrived
+# intact; on failure it prints the first segments that broke the rule.
+# MPA_TRAIN_KEEP=DIR keeps the captures there. TAP; needs tshark,
 # ip (iproute2), ethtool, mpa.ko loaded, root.
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,6 +70,7 @@ ip -n "$NB" addr add 192.0.2.2/24 dev mtr1 &&
 ip -n "$NA" link set mtr0 mtu 1500 up &&
 ip -n "$NB" link set mtr1 mtu 1500 up &&
 ip -n "$NA" link set lo up && ip -n "$NB" link set lo up &&
+ip -n "$NA" route replace 192.0.2.0/24 dev mtr0 cwnd lock 40 &&
 # a receive window that always covers the transfer: see below
 ip netns exec "$NB" sysctl -qw net.ipv4.tcp_rmem="4096 8388608 8388608"; }; then
 	echo "Bail out! cannot set up the veth pair"
@@ -74,20 +80,33 @@ head -c $((2 << 20)) /dev/urandom > "$tmp/in"
 
 # check CAPTURE SIZE PORT: prints "segments fpdu-starts whole max-fpdus
 # fpdus" for the Initiator's data segments after its Request; "whole"
-# counts those that hold whole FPDUs of SIZE (the last one also holds the
-# shorter last FPDU, and counts as whole if it starts with an FPDU)
+# counts those that start with an FPDU and hold whole FPDUs of SIZE, or
+# end where the stream ends (the shorter last FPDU; a retransmission or a
+# loss probe may carry it alone or behind others). The first five
+# segments that break a rule go to $tmp/bad, with the frame number,
+# stream offset, length and the receive window's right edge of the last
+# ACK before them.
 check() {
 	tshark -r "$1" -o tcp.relative_sequence_numbers:TRUE \
-		-Y "tcp.dstport==$3 && tcp.len>0" -T fields -e tcp.seq -e tcp.len \
-		2> /dev/null |
-	awk -v s="$2" 'BEGIN { w = 2 + s + (4 - (2 + s) % 4) % 4 + 4 }
-		NR == 1 { req = $2; next }
-		{ off = $1 - 1 - req; t++
-		  if (off % w == 0) a++
-		  if (off > last) last = off
-		  if ($2 % w == 0) whole++; else short[off] = 1
-		  k = int(($2 + w - 1) / w); if (k > m) m = k; sum += k }
-		END { if ((last in short) && last % w == 0) whole++
+		-Y "tcp.port==$3" -T fields -e frame.number -e tcp.dstport \
+		-e tcp.seq -e tcp.len -e tcp.ack -e tcp.window_size 2> /dev/null |
+	awk -v s="$2" -v p="$3" -v bad="$tmp/bad" '
+		BEGIN { w = 2 + s + (4 - (2 + s) % 4) % 4 + 4; req = -1 }
+		$2 != p { edge = $5 + $6; next }
+		$4 == 0 { next }
+		req < 0 { req = $4; next }
+		{ t++; fr[t] = $1; off[t] = $3 - 1 - req; len[t] = $4
+		  ed[t] = edge - 1 - req
+		  if (off[t] + len[t] > end) end = off[t] + len[t] }
+		END { for (i = 1; i <= t; i++) {
+			o = off[i] % w == 0
+			wh = o && (len[i] % w == 0 || off[i] + len[i] == end)
+			a += o; whole += wh
+			if (!wh && nbad++ < 5)
+				printf "frame %d offset %d length %d window edge %d\n",
+				       fr[i], off[i], len[i], ed[i] > bad
+			k = int((len[i] + w - 1) / w); if (k > m) m = k; sum += k
+		      }
 		      print t + 0, a + 0, whole + 0, m + 0, sum + 0 }'
 }
 
@@ -96,7 +115,7 @@ for i in "${!cases[@]}"; do
 	n=$((n + 1))
 	port=$((7300 + n))
 	ip netns exec "$NA" ethtool -K mtr0 tso "$gso" gso "$gso" > /dev/null 2>&1
-	ip netns exec "$NA" tshark -i mtr0 -f "tcp port $port" -w "$tmp/cap" > "$tmp/t.err" 2>&1 &
+	ip netns exec "$NA" tshark -i mtr0 -f "tcp port $port" -s 128 -B 16 -w "$tmp/cap" > "$tmp/t.err" 2>&1 &
 	tpid=$!
 	for _ in $(seq 1800); do
 		grep -q 'Capture started' "$tmp/t.err" && break
@@ -116,6 +135,7 @@ for i in "${!cases[@]}"; do
 	kill -INT "$tpid"
 	wait "$tpid"
 	[ -n "${MPA_TRAIN_KEEP:-}" ] && cp "$tmp/cap" "$MPA_TRAIN_KEEP/cap$n.pcap"
+	rm -f "$tmp/bad"
 	read -r segs starts whole maxk fpdus <<< "$(check "$tmp/cap" "$size" "$port")"
 	echo "# ${names[$i]}: $segs data segments, $starts start with an FPDU," \
 	     "$whole hold whole FPDUs, at most $maxk FPDUs in one, $fpdus FPDUs in all"
@@ -132,7 +152,7 @@ for i in "${!cases[@]}"; do
 		echo "ok $n ${names[$i]}"
 	else
 		echo "not ok $n ${names[$i]}"
-		sed 's/^/# /' "$tmp/i.err" "$tmp/l.err"
+		sed 's/^/# /' "$tmp/bad" "$tmp/i.err" "$tmp/l.err" 2> /dev/null
 		fail=1
 	fi
 done
