@@ -108,13 +108,13 @@ fi
 st=$?
 "$cat" -x a b > /dev/null 2>&1
 st2=$?
-if [ "$st" = 0 ] && [ "$st2" = 11 ] && grep -q '^usage: mpa-cat ' "$tmp/h.out"; then
-	ok "mpa_cat --help exits 0, a bad option 11"
+if [ "$st" = 0 ] && [ "$st2" = 2 ] && grep -q '^usage: mpa-cat ' "$tmp/h.out"; then
+	ok "mpa_cat --help exits 0, a bad option 2"
 else
 	not_ok "mpa_cat --help ($st) and a bad option ($st2)"
 fi
 
-# 6: a bad Request (Rev 3, unknown) from a raw peer: the Responder exits with error 4
+# 6: a bad Request (Rev 3, unknown) from a raw peer: the Responder exits with 20 + error 4
 port=$((port + 1))
 "$cat" -l 127.0.0.1 "$port" < /dev/null > /dev/null 2> "$tmp/e.err" &
 lpid=$!
@@ -126,14 +126,14 @@ wait "$lpid"
 st=$?
 exec 3>&-
 show "$tmp/e.err"
-if [ "$st" = 4 ] &&
+if [ "$st" = 24 ] &&
    grep -qx 'mpa-cat: MPA error 4 (startup failed): Software caused connection abort' "$tmp/e.err"; then
-	ok "mpa_cat bad Request: exit 4"
+	ok "mpa_cat bad Request: exit 24"
 else
 	not_ok "mpa_cat bad Request: exit $st"
 fi
 
-# 7: a silent raw peer: the Responder's startup timeout, error 4
+# 7: a silent raw peer: the Responder's startup timeout, 20 + error 4
 port=$((port + 1))
 "$cat" -l -t 300 127.0.0.1 "$port" < /dev/null > /dev/null 2> "$tmp/e.err" &
 lpid=$!
@@ -144,9 +144,9 @@ wait "$lpid"
 st=$?
 exec 3>&-
 show "$tmp/e.err"
-if [ "$st" = 4 ] &&
+if [ "$st" = 24 ] &&
    grep -qx 'mpa-cat: MPA error 4 (startup failed): Connection timed out' "$tmp/e.err"; then
-	ok "mpa_cat startup timeout: exit 4"
+	ok "mpa_cat startup timeout: exit 24"
 else
 	not_ok "mpa_cat startup timeout: exit $st"
 fi

@@ -241,8 +241,8 @@ static void print_usage(FILE *f)
 		"  -v       print the protocol steps and the MPA statistics\n"
 		"  --help   this text\n"
 		"  --version  print the version\n"
-		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 SHA-256 mismatch,\n"
-		"4 protocol error or rejected, 10 system error, 11 usage.\n");
+		"Exit status: 0 success, 1 DDP error, 2 usage, 3 SHA-256 mismatch,\n"
+		"4 protocol error or rejected, 6 MPA error, 10 system error.\n");
 }
 
 #define verbose(...)	iw_msg_if(o.verbose, __VA_ARGS__)

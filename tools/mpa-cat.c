@@ -29,8 +29,8 @@
 #define MAX_ULPDU	65535
 
 /*
- * exit statuses: the RFC 5044 error codes 1..4, IW_EXIT_SYS, IW_EXIT_USAGE,
- * IW_EXIT_REJECTED, IW_EXIT_RULE4
+ * exit statuses: IW_EXIT_MPA + the RFC 5044 error code (21..24), IW_EXIT_SYS,
+ * IW_EXIT_USAGE, IW_EXIT_REJECTED, IW_EXIT_RULE4
  */
 
 struct opts {
@@ -62,8 +62,8 @@ static void print_usage(FILE *f)
 		"  -v       print the MPA statistics at the end\n"
 		"  --help   this text\n"
 		"  --version  print the version\n"
-		"Exit status: 0 after a clean close, 1..4 the RFC 5044 error code,\n"
-		"10 system error, 11 usage, 12 rejected, 13 Responder could not send.\n");
+		"Exit status: 0 after a clean close, 2 usage, 10 system error,\n"
+		"12 rejected, 13 Responder could not send, 21..24 MPA error 1..4.\n");
 }
 
 static void print_stats(int fd)
@@ -87,21 +87,23 @@ static void print_stats(int fd)
 
 /*
  * An operation on the socket failed with @err: report the MPA error if
- * there is one and exit with its code, otherwise with IW_EXIT_SYS.
+ * there is one and exit with IW_EXIT_MPA + its code, otherwise with
+ * IW_EXIT_SYS.
  */
 static void die_mpa(int fd, const char *what, int err, const struct opts *o)
 {
 	__u32 code = iw_mpa_error(fd);
+	int status = IW_EXIT_SYS;
 
 	if (code >= MPA_ERR_TCP_CLOSED && code <= MPA_ERR_STARTUP) {
 		iw_msg("MPA error %u (%s): %s", code, iw_mpa_err_name(code), strerror(err));
+		status = IW_EXIT_MPA + code;
 	} else {
 		iw_msg("%s: %s", what, strerror(err));
-		code = IW_EXIT_SYS;
 	}
 	if (o->verbose)
 		print_stats(fd);
-	exit(code);
+	exit(status);
 }
 
 /* The startup ended in MPA_S_ERROR: the reason is in SO_ERROR. */

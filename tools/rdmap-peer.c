@@ -214,8 +214,8 @@ static void print_usage(FILE *f)
 		"  --help           this text\n"
 		"  --version        print the version\n"
 		"CRC requested, no markers, IRD = ORD = 8 (revision 2).\n"
-		"Exit status: 0 success, 1 DDP error, 2 MPA error, 3 data mismatch,\n"
-		"4 protocol error, 5 Terminate received, 10 system error, 11 usage.\n");
+		"Exit status: 0 success, 1 DDP error, 2 usage, 3 data mismatch,\n"
+		"4 protocol error, 5 Terminate received, 6 MPA error, 10 system error.\n");
 }
 
 #define verbose(...)	iw_msg_if(o.verbose, __VA_ARGS__)

@@ -32,18 +32,22 @@
 #define TCP_ULP		31
 #endif
 
-/* Exit statuses shared by the tools (each tool documents those it uses). */
+/*
+ * Exit statuses shared by the tools (each tool documents those it uses).
+ * 2 is a bad command line in every tool, C or shell.
+ */
 enum iw_exit {
 	IW_EXIT_OK = 0,
 	IW_EXIT_DDP = 1,	/* the DDP stream reported a DDP error */
-	IW_EXIT_LLP = 2,	/* the DDP stream reported an MPA (LLP) error */
+	IW_EXIT_USAGE = 2,	/* bad command line */
 	IW_EXIT_MISMATCH = 3,	/* data verification failed */
 	IW_EXIT_PROTO = 4,	/* protocol error, timeout, early close, reject */
 	IW_EXIT_TERM = 5,	/* the peer sent an RDMAP Terminate */
+	IW_EXIT_LLP = 6,	/* the DDP stream reported an MPA (LLP) error */
 	IW_EXIT_SYS = 10,	/* system or network error */
-	IW_EXIT_USAGE = 11,	/* bad command line */
 	IW_EXIT_REJECTED = 12,	/* mpa-cat: the Responder rejected the Request */
 	IW_EXIT_RULE4 = 13,	/* mpa-cat: the Initiator closed before an FPDU */
+	IW_EXIT_MPA = 20,	/* mpa-cat: 20 + the RFC 5044 error code 1..4 */
 };
 
 /* struct mpa_info.state and iw_mpa_error() when the option itself fails */
