@@ -146,6 +146,7 @@ struct ddp_mr {
  * @mrs: tagged buffers by STag index
  * @stag_ctr: counter whose keyed permutation gives the next STag index
  *	(under the xarray lock)
+ * @gen: bumped after every invalidation (ddp_rx_mr() caches a lookup)
  * @stag_key: the PD's secret key of that permutation
  * @ref: the PD's own reference plus one per stream
  * @net: the namespace of the task that created it (a reference)
@@ -155,6 +156,7 @@ struct ddp_pd {
 	u32		id;
 	struct xarray	mrs;
 	u32		stag_ctr;
+	unsigned long	gen;
 	siphash_key_t	stag_key;
 	refcount_t	ref;
 	struct net	*net;
@@ -214,6 +216,8 @@ struct ddp_queue {
  * @seg_err: its error, if @seg_bad
  * @seg_bad: the segment failed a check: place nothing of it
  * @seg_buf: untagged: the buffer it goes to
+ * @rx_mr: tagged: the buffer of the last lookup (see ddp_rx_mr())
+ * @rx_mr_gen: the PD's @gen at that lookup
  * @t_first_to: tagged: TO of the first segment of the current message
  * @t_len: tagged: octets of the current message so far
  * @rx_next: offset in the current segment where the next run from MPA
@@ -245,6 +249,8 @@ struct ddp_stream {
 	struct ddp_err		seg_err;
 	bool			seg_bad;
 	struct ddp_rbuf		*seg_buf;
+	struct ddp_mr		*rx_mr;
+	unsigned long		rx_mr_gen;
 	u64			t_first_to;
 	u64			t_len;
 	u32			rx_next;

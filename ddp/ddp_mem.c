@@ -372,6 +372,8 @@ int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 	}
 	WRITE_ONCE(mr->valid, false);
 	__xa_erase(&pd->mrs, stag >> 8);
+	/* after the erase: see ddp_rx_mr() */
+	smp_store_release(&pd->gen, pd->gen + 1);
 	xa_unlock(&pd->mrs);
 	/* placement looks buffers up under rcu_read_lock() */
 	synchronize_rcu();
@@ -412,6 +414,8 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 		__xa_erase(mrs, idx);
 		list_add_tail(&mr->dead, &dead);
 	}
+	if (!list_empty(&dead))	/* after the erases: see ddp_rx_mr() */
+		smp_store_release(&s->pd->gen, s->pd->gen + 1);
 	xa_unlock(mrs);
 	if (list_empty(&dead))
 		return;

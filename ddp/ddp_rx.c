@@ -113,6 +113,29 @@ static struct ddp_rbuf *ddp_rbuf_for(struct ddp_queue *q, u32 msn)
 	return NULL;
 }
 
+/*
+ * The buffer of @stag, under rcu_read_lock(): the one found last while
+ * no STag of the PD has been invalidated since (@gen unchanged), else
+ * from the xarray. An invalidation erases, then bumps @gen, then waits a
+ * grace period before it frees: a reader that starts after the free
+ * sees the new @gen and never touches the old pointer; one that started
+ * before still holds off the free, and the buffer's valid flag tells.
+ * The acquire keeps the lookup from seeing an xarray older than @gen.
+ */
+static struct ddp_mr *ddp_rx_mr(struct ddp_stream *s, u32 stag)
+{
+	/* pairs with the release in ddp_invalidate*() */
+	unsigned long gen = smp_load_acquire(&s->pd->gen);
+	struct ddp_mr *mr = s->rx_mr;
+
+	if (mr && s->rx_mr_gen == gen && mr->stag == stag)
+		return READ_ONCE(mr->valid) ? mr : NULL;
+	mr = ddp_mr_lookup(s->pd, stag);
+	s->rx_mr = mr;
+	s->rx_mr_gen = gen;
+	return mr;
+}
+
 /* The segment header is complete: parse and check it before placing. */
 static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
 {
@@ -129,7 +152,7 @@ static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
 		goto bad;
 	if (seg->tagged) {
 		rcu_read_lock();
-		mr = ddp_mr_lookup(s->pd, seg->stag);
+		mr = ddp_rx_mr(s, seg->stag);
 		if (mr) {
 			view = (struct ddp_region_view){
 				.valid = true,
@@ -178,7 +201,7 @@ static void ddp_place_payload(struct ddp_stream *s, u32 poff, const u8 *data, u3
 		return;
 	}
 	rcu_read_lock();
-	mr = ddp_mr_lookup(s->pd, seg->stag);
+	mr = ddp_rx_mr(s, seg->stag);
 	if (mr)
 		ddp_mem_write(&mr->mem, seg->to - mr->base_to + poff, data, len);
 	rcu_read_unlock();
