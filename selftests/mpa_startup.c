@@ -26,6 +26,14 @@
 MT_PAIR_FIXTURE(startup);
 MT_FAMILY_VARIANTS(startup);
 
+/* A loopback pair of @family, both with the "mpa" ULP attached: 0 or -1. */
+static int attached_pair(int family, int fds[2])
+{
+	if (iw_loopback_pair(family, fds) || iw_mpa_attach(fds[0]) || iw_mpa_attach(fds[1]))
+		return -1;
+	return 0;
+}
+
 /* one ULPDU each way, byte-exact, as a sanity check of the negotiation */
 static int ping_pong(int fds[2])
 {
@@ -61,389 +69,50 @@ FIXTURE_VARIANT(negotiate)
 	__u32 rflags;
 };
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rcrc)
+/*
+ * Variants from a table or a loop: what FIXTURE_VARIANT_ADD() does for one
+ * variant, at start-up, for a variant that needs no declaration of its own.
+ */
+static void add_variant(struct __fixture_metadata *f, struct __fixture_variant_metadata *m,
+			const char *name, const void *data)
 {
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = 0,
-};
+	m->name = name;
+	m->data = data;
+	__register_fixture_variant(f, m);
+}
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
+/*
+ * The 64 variants, in this order: family, revision, markers asked by the
+ * Initiator ("im") or not ("i"), by the Responder ("rm") or not ("r"),
+ * CRC kept by the Initiator ("icrc") or not ("inocrc"), by the Responder
+ * ("rcrc") or not ("rnocrc"): ipv4_rev1_i_r_icrc_rcrc, ipv4_rev1_i_r_icrc_rnocrc,
+ * ... ipv6_rev2_im_rm_inocrc_rnocrc.
+ */
+#define NEG_VARIANTS	64
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
+static FIXTURE_VARIANT(negotiate) neg_variant[NEG_VARIANTS];
+static struct __fixture_variant_metadata neg_meta[NEG_VARIANTS];
+static char neg_name[NEG_VARIANTS][32];
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rnocrc)
+static void __attribute__((constructor)) neg_add_variants(void)
 {
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
+	unsigned int i;
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
+	for (i = 0; i < NEG_VARIANTS; i++) {
+		bool v6 = i & 32, rev2 = i & 16, im = i & 8, rm = i & 4;
+		bool inocrc = i & 2, rnocrc = i & 1;
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
+		neg_variant[i].family = v6 ? AF_INET6 : AF_INET;
+		neg_variant[i].rev = rev2 ? 2 : 1;
+		neg_variant[i].iflags = (im ? MPA_F_MARKERS : 0) | (inocrc ? MPA_F_NO_CRC : 0);
+		neg_variant[i].rflags = (rm ? MPA_F_MARKERS : 0) | (rnocrc ? MPA_F_NO_CRC : 0);
+		snprintf(neg_name[i], sizeof(neg_name[i]), "ipv%d_rev%d_i%s_r%s_i%scrc_r%scrc",
+			 v6 ? 6 : 4, rev2 ? 2 : 1, im ? "m" : "", rm ? "m" : "",
+			 inocrc ? "no" : "", rnocrc ? "no" : "");
+		add_variant(&_negotiate_fixture_object, &neg_meta[i], neg_name[i],
+			    &neg_variant[i]);
+	}
+}
 
 FIXTURE_SETUP(negotiate)
 {
@@ -474,9 +143,7 @@ TEST_F(negotiate, full_operation)
 	__u32 crc = (variant->iflags & variant->rflags & MPA_F_NO_CRC) ? 0 : MPA_I_CRC;
 	struct mpa_info ii, ri;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[1], &rs, NULL, NULL));
 	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[0], &is, NULL, NULL));
 	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], RAW_TMO_MS));
@@ -501,9 +168,7 @@ TEST_F(startup, no_crc_without_admin_is_eperm)
 {
 	int old = mt_allow_no_crc(0);
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, NULL, 0, NULL,
 				   0));
 	EXPECT_EQ(EPERM, errno);
@@ -517,38 +182,38 @@ TEST_F(startup, no_crc_without_admin_is_eperm)
 		mt_allow_no_crc(old);
 }
 
+/* The peer's private data, as MPA_INFO and MPA_PEER_PD give it, is @n octets of @want. */
+static void expect_peer_pd(struct __test_metadata *_metadata, int fd, const void *want, int n)
+{
+	__u8 got[600];
+	socklen_t len = sizeof(got);
+
+	EXPECT_EQ(n, iw_mpa_info_of(fd).peer_pd_len);
+	memset(got, 0xee, sizeof(got));
+	ASSERT_EQ(0, getsockopt(fd, SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(n, len);
+	EXPECT_EQ(0, memcmp(got, want, n));
+}
+
 TEST_F(startup, private_data_lengths)
 {
 	static const int lens[] = { 0, 1, 511, 512 };
-	__u8 ipd[512], rpd[512], got[600];
+	__u8 ipd[512], rpd[512];
 	unsigned int i;
-	socklen_t len;
 
 	mt_fill(ipd, sizeof(ipd), 1);
 	mt_fill(rpd, sizeof(rpd), 2);
 	for (i = 0; i < 4; i++) {
 		int n = lens[i];
 
-		ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+		ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, ipd, n, NULL, 0));
 		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
-		EXPECT_EQ(n, iw_mpa_info_of(self->fds[1]).peer_pd_len);
-		len = sizeof(got);
-		memset(got, 0xee, sizeof(got));
-		ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
-		EXPECT_EQ(n, len);
-		EXPECT_EQ(0, memcmp(got, ipd, n));
+		expect_peer_pd(_metadata, self->fds[1], ipd, n);
 		ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, rpd, n));
 		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
-		EXPECT_EQ(n, iw_mpa_info_of(self->fds[0]).peer_pd_len);
-		len = sizeof(got);
-		memset(got, 0xee, sizeof(got));
-		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
-		EXPECT_EQ(n, len);
-		EXPECT_EQ(0, memcmp(got, rpd, n));
+		expect_peer_pd(_metadata, self->fds[0], rpd, n);
 		EXPECT_EQ(0, ping_pong(self->fds));
 		iw_close_pair(self->fds);
 	}
@@ -558,9 +223,7 @@ TEST_F(startup, private_data_513_is_einval)
 {
 	__u8 pd[513] = {};
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 513, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(MPA_S_IDLE, iw_mpa_info_of(self->fds[0]).state);
@@ -603,9 +266,7 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 	socklen_t len = sizeof(got);
 	struct mpa_info ii;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, ipd,
 				  sizeof(ipd), NULL, 0));
@@ -637,9 +298,7 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 
 TEST_F(startup, initiator_initiator_is_error_4)
 {
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
@@ -669,9 +328,7 @@ TEST_F(startup, responder_responder_times_out)
 {
 	__u32 t0 = 300, t1 = 20000;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t0, sizeof(t0)));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_TIMEOUT, &t1, sizeof(t1)));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
@@ -929,72 +586,47 @@ FIXTURE(startup_poll)
 
 FIXTURE_VARIANT(startup_poll)
 {
+	const char *name;
 	enum sp_peer peer;
-	int role;		/* of fds[0], the socket that polls */
+	bool responder;		/* fds[0], the socket that polls; else the Initiator */
 	bool epoll;
+};
+
+static FIXTURE_VARIANT(startup_poll) sp_variant[] = {
+	{ .name = "accept_poll",		.peer = SP_ACCEPT },
+	{ .name = "accept_epollet",		.peer = SP_ACCEPT, .epoll = true },
+	{ .name = "reject_poll",		.peer = SP_REJECT },
+	{ .name = "reject_epollet",		.peer = SP_REJECT, .epoll = true },
+	{ .name = "timeout_poll",		.peer = SP_SILENT },
+	{ .name = "timeout_epollet",		.peer = SP_SILENT, .epoll = true },
+	{ .name = "responder_timeout_poll",	.peer = SP_SILENT, .responder = true },
+	{ .name = "bad_reply_poll",		.peer = SP_BAD_REPLY },
+	{ .name = "bad_reply_epollet",		.peer = SP_BAD_REPLY, .epoll = true },
+	{ .name = "reset_poll",			.peer = SP_RESET },
+};
+
+static struct __fixture_variant_metadata sp_meta[ARRAY_SIZE(sp_variant)];
+
+static void __attribute__((constructor)) sp_add_variants(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sp_variant); i++)
+		add_variant(&_startup_poll_fixture_object, &sp_meta[i], sp_variant[i].name,
+			    &sp_variant[i]);
+}
+
+/* how the startup ends for the poller, by what the peer does */
+static const struct sp_outcome {
 	short revents;		/* POLLOUT: full operation, POLLPRI: failed */
 	__u32 state;
 	__u32 error;
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, accept_poll)
-{
-	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLOUT, .state = MPA_S_FULL,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, accept_epollet)
-{
-	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLOUT, .state = MPA_S_FULL,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reject_poll)
-{
-	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_REJECTED,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reject_epollet)
-{
-	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_REJECTED,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, timeout_poll)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, timeout_epollet)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, responder_timeout_poll)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_RESPONDER,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, bad_reply_poll)
-{
-	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, bad_reply_epollet)
-{
-	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reset_poll)
-{
-	.peer = SP_RESET, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+} sp_outcome[] = {
+	[SP_ACCEPT]	= { POLLOUT, MPA_S_FULL, 0 },
+	[SP_REJECT]	= { POLLPRI, MPA_S_REJECTED, 0 },
+	[SP_SILENT]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
+	[SP_BAD_REPLY]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
+	[SP_RESET]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
 };
 
 struct sp_peer_arg {
@@ -1050,28 +682,61 @@ FIXTURE_SETUP(startup_poll)
 	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
 }
 
-FIXTURE_TEARDOWN(startup_poll)
+/* the teardown of both poll fixtures */
+static void sp_release(int fds[2], int ep, pthread_t peer, bool peer_running)
 {
-	if (self->peer_running)
-		pthread_join(self->peer, NULL);
-	if (self->ep >= 0)
-		close(self->ep);
-	iw_close_pair(self->fds);
+	if (peer_running)
+		pthread_join(peer, NULL);
+	if (ep >= 0)
+		close(ep);
+	iw_close_pair(fds);
 }
 
-static long sp_ms_since(const struct timespec *t0)
+FIXTURE_TEARDOWN(startup_poll)
 {
-	struct timespec t1;
+	sp_release(self->fds, self->ep, self->peer, self->peer_running);
+}
 
+/* An epoll instance watching @fd for EPOLLOUT and EPOLLPRI, edge-triggered, or -1. */
+static int sp_epollet(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		close(ep);
+		ep = -1;
+	}
+	return ep;
+}
+
+/*
+ * Sleep in epoll_wait() on @ep, or in poll() on @p when @ep is -1, for up
+ * to SP_LONG_MS: the number of events, p->revents set, *@ms the time since
+ * @t0.
+ */
+static int sp_wait(struct pollfd *p, int ep, const struct timespec *t0, long *ms)
+{
+	struct epoll_event ev;
+	struct timespec t1;
+	int n;
+
+	if (ep >= 0) {
+		n = epoll_wait(ep, &ev, 1, SP_LONG_MS);
+		p->revents = ev.events;
+	} else {
+		n = poll(p, 1, SP_LONG_MS);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+	*ms = (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+	return n;
 }
 
 TEST_F(startup_poll, end_of_startup_wakes_poll)
 {
+	const struct sp_outcome *o = &sp_outcome[variant->peer];
 	__u32 tmo = variant->peer == SP_SILENT ? SP_DELAY_MS : SP_LONG_MS * 2;
 	struct pollfd p = { .fd = self->fds[0], .events = POLLOUT | POLLPRI };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
 	bool module_peer = variant->peer == SP_ACCEPT || variant->peer == SP_REJECT;
 	struct timespec t0;
 	struct mpa_info info;
@@ -1085,37 +750,32 @@ TEST_F(startup_poll, end_of_startup_wakes_poll)
 		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	}
 	if (variant->epoll) {
-		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		self->ep = sp_epollet(self->fds[0]);
 		ASSERT_LE(0, self->ep);
-		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[0], &ev));
 	}
 	sp_arg = (struct sp_peer_arg){ .fd = self->fds[1], .what = variant->peer };
-	ASSERT_EQ(0, iw_mpa_start(self->fds[0], variant->role, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0],
+				  variant->responder ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR,
+				  0, NULL, 0, NULL, 0));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&self->peer, NULL, sp_peer_run, &sp_arg));
 	self->peer_running = true;
 
 	/* no MPA_INFO before this returns */
-	if (variant->epoll) {
-		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
-		p.revents = ev.events;
-	} else {
-		n = poll(&p, 1, SP_LONG_MS);
-	}
-	ms = sp_ms_since(&t0);
+	n = sp_wait(&p, self->ep, &t0, &ms);
 	ASSERT_EQ(1, n);
 	/*
 	 * POLLPRI: the startup failed, whatever else is set (a rejected
 	 * socket is plain TCP, writable; a failed one returns the error);
 	 * POLLOUT without POLLPRI: full operation
 	 */
-	EXPECT_EQ(variant->revents, p.revents & (variant->revents | POLLPRI));
+	EXPECT_EQ(o->revents, p.revents & (o->revents | POLLPRI));
 	/* woken by the end of the startup, long before the poll timeout */
 	EXPECT_GE(ms, SP_DELAY_MS - 50);
 	EXPECT_LT(ms, SP_LONG_MS / 4);
 	ASSERT_EQ(0, iw_mpa_info(self->fds[0], &info));
-	EXPECT_EQ(variant->state, info.state);
-	EXPECT_EQ(variant->error, info.error);
+	EXPECT_EQ(o->state, info.state);
+	EXPECT_EQ(o->error, info.error);
 	EXPECT_EQ(variant->peer == SP_REJECT ? MPA_I_REJECTED : 0,
 		  info.flags & MPA_I_REJECTED);
 	pthread_join(self->peer, NULL);
@@ -1126,7 +786,7 @@ TEST_F(startup_poll, end_of_startup_wakes_poll)
 	/* full operation keeps POLLPRI clear; a failed startup keeps it set */
 	p.events = POLLPRI;
 	p.revents = 0;
-	EXPECT_EQ(variant->revents == POLLPRI, poll(&p, 1, 0));
+	EXPECT_EQ(o->revents == POLLPRI, poll(&p, 1, 0));
 }
 
 /*
@@ -1165,11 +825,7 @@ FIXTURE_SETUP(rule4_poll)
 
 FIXTURE_TEARDOWN(rule4_poll)
 {
-	if (self->peer_running)
-		pthread_join(self->peer, NULL);
-	if (self->ep >= 0)
-		close(self->ep);
-	iw_close_pair(self->fds);
+	sp_release(self->fds, self->ep, self->peer, self->peer_running);
 }
 
 static void *rule4_first_fpdu(void *p)
@@ -1185,7 +841,7 @@ static void *rule4_first_fpdu(void *p)
 TEST_F(rule4_poll, first_fpdu_wakes_responder)
 {
 	struct pollfd p = { .fd = self->fds[1], .events = POLLOUT | POLLPRI };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	struct epoll_event ev;
 	struct timespec t0;
 	void *ret = (void *)1;
 	char buf[16];
@@ -1195,21 +851,14 @@ TEST_F(rule4_poll, first_fpdu_wakes_responder)
 	/* the Responder waits for the Initiator's first FPDU */
 	EXPECT_EQ(0, poll(&p, 1, 100));
 	if (variant->epoll) {
-		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		self->ep = sp_epollet(self->fds[1]);
 		ASSERT_LE(0, self->ep);
-		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[1], &ev));
 		EXPECT_EQ(0, epoll_wait(self->ep, &ev, 1, 0));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&self->peer, NULL, rule4_first_fpdu, &self->fds[0]));
 	self->peer_running = true;
-	if (variant->epoll) {
-		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
-		p.revents = ev.events;
-	} else {
-		n = poll(&p, 1, SP_LONG_MS);
-	}
-	ms = sp_ms_since(&t0);
+	n = sp_wait(&p, self->ep, &t0, &ms);
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(POLLOUT, p.revents & (POLLOUT | POLLPRI));
 	EXPECT_GE(ms, SP_DELAY_MS - 50);
