@@ -10,9 +10,7 @@
  * Needs mpa.ko and ddp.ko loaded.
  */
 #include <errno.h>
-#include <net/if.h>
 #include <sys/mount.h>
-#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include "kselftest_harness.h"
@@ -47,41 +45,7 @@ enum {
 /* Reads /proc/net/ddp_stat; every name must be there, in this order. */
 static int read_stats(unsigned long *v)
 {
-	char name[64];
-	unsigned int i;
-	int ret = 0;
-	FILE *f;
-
-	f = fopen("/proc/net/ddp_stat", "r");
-	if (!f)
-		return -1;
-	for (i = 0; i < NSTATS; i++)
-		if (fscanf(f, "%63s %lu", name, &v[i]) != 2 ||
-		    strcmp(name, stat_names[i]))
-			ret = -1;
-	if (fscanf(f, "%63s", name) != EOF)	/* nothing more */
-		ret = -1;
-	fclose(f);
-	return ret;
-}
-
-/* A new network namespace with lo up: its counters are all zero. */
-static int new_netns(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd, ret;
-
-	if (unshare(CLONE_NEWNET))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -1;
-	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	if (!ret)
-		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	close(fd);
-	return ret;
+	return mt_read_proc_stats("/proc/net/ddp_stat", stat_names, NSTATS, v);
 }
 
 struct seg {
@@ -133,7 +97,7 @@ static void env_setup(struct __test_metadata *_metadata, struct _test_data_ddp *
 {
 	self->pd = -1;
 	self->sfd = -1;
-	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, read_stats(self->v));
 	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
 	self->pd = iw_ddp_open();
@@ -456,7 +420,7 @@ TEST(llp_error)
 	struct seg s;
 	int fds[2], pd, sfd;
 
-	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, dt_raw_initiator_pair(fds));
 	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);
