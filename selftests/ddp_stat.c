@@ -100,14 +100,8 @@ static void env_setup(struct __test_metadata *_metadata, struct _test_data_ddp *
 	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, read_stats(self->v));
 	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
-	self->pd = iw_ddp_open();
-	ASSERT_LE(0, self->pd);
-	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
-	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->rbuf, RBUF_LEN, 0));
-	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_ddp_end(self->fds[1], NQUEUES, &self->pd, &self->sfd, &self->sink,
+				SINK_LEN, BASE_TO, &self->stag, &self->rbuf, RBUF_LEN));
 	/* one buffer on queue 0 (MSN 1), none on queues 1 and 2 */
 	ASSERT_EQ(0, iw_ddp_post_recv(self->sfd, self->rbuf.buf, RBUF_LEN, 0, 1));
 	self->fpdus = 0;
