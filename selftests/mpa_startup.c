@@ -70,49 +70,33 @@ FIXTURE_VARIANT(negotiate)
 };
 
 /*
- * Variants from a table or a loop: what FIXTURE_VARIANT_ADD() does for one
- * variant, at start-up, for a variant that needs no declaration of its own.
+ * The 64 variants: family, revision, markers asked by the Initiator ("im")
+ * or not ("i"), by the Responder ("rm") or not ("r"), CRC kept by the
+ * Initiator ("icrc") or not ("inocrc"), by the Responder ("rcrc") or not
+ * ("rnocrc"): ipv4_rev1_i_r_icrc_rcrc ... ipv6_rev2_im_rm_inocrc_rnocrc.
  */
-static void add_variant(struct __fixture_metadata *f, struct __fixture_variant_metadata *m,
-			const char *name, const void *data)
-{
-	m->name = name;
-	m->data = data;
-	__register_fixture_variant(f, m);
-}
-
-/*
- * The 64 variants, in this order: family, revision, markers asked by the
- * Initiator ("im") or not ("i"), by the Responder ("rm") or not ("r"),
- * CRC kept by the Initiator ("icrc") or not ("inocrc"), by the Responder
- * ("rcrc") or not ("rnocrc"): ipv4_rev1_i_r_icrc_rcrc, ipv4_rev1_i_r_icrc_rnocrc,
- * ... ipv6_rev2_im_rm_inocrc_rnocrc.
- */
-#define NEG_VARIANTS	64
-
-static FIXTURE_VARIANT(negotiate) neg_variant[NEG_VARIANTS];
-static struct __fixture_variant_metadata neg_meta[NEG_VARIANTS];
-static char neg_name[NEG_VARIANTS][32];
-
-static void __attribute__((constructor)) neg_add_variants(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < NEG_VARIANTS; i++) {
-		bool v6 = i & 32, rev2 = i & 16, im = i & 8, rm = i & 4;
-		bool inocrc = i & 2, rnocrc = i & 1;
-
-		neg_variant[i].family = v6 ? AF_INET6 : AF_INET;
-		neg_variant[i].rev = rev2 ? 2 : 1;
-		neg_variant[i].iflags = (im ? MPA_F_MARKERS : 0) | (inocrc ? MPA_F_NO_CRC : 0);
-		neg_variant[i].rflags = (rm ? MPA_F_MARKERS : 0) | (rnocrc ? MPA_F_NO_CRC : 0);
-		snprintf(neg_name[i], sizeof(neg_name[i]), "ipv%d_rev%d_i%s_r%s_i%scrc_r%scrc",
-			 v6 ? 6 : 4, rev2 ? 2 : 1, im ? "m" : "", rm ? "m" : "",
-			 inocrc ? "no" : "", rnocrc ? "no" : "");
-		add_variant(&_negotiate_fixture_object, &neg_meta[i], neg_name[i],
-			    &neg_variant[i]);
+#define NEG(name, fam, rv, ifl, rfl)					\
+	FIXTURE_VARIANT_ADD(negotiate, name) {				\
+		.family = fam, .rev = rv, .iflags = ifl, .rflags = rfl,	\
 	}
-}
+#define NEG4(v, fam, rv, im, imf, rm, rmf)				\
+	NEG(v##_rev##rv##_##im##_##rm##_icrc_rcrc, fam, rv, imf, rmf);	\
+	NEG(v##_rev##rv##_##im##_##rm##_icrc_rnocrc, fam, rv, imf,	\
+	    (rmf) | MPA_F_NO_CRC);					\
+	NEG(v##_rev##rv##_##im##_##rm##_inocrc_rcrc, fam, rv,		\
+	    (imf) | MPA_F_NO_CRC, rmf);					\
+	NEG(v##_rev##rv##_##im##_##rm##_inocrc_rnocrc, fam, rv,		\
+	    (imf) | MPA_F_NO_CRC, (rmf) | MPA_F_NO_CRC)
+#define NEG16(v, fam, rv)						\
+	NEG4(v, fam, rv, i, 0, r, 0);					\
+	NEG4(v, fam, rv, i, 0, rm, MPA_F_MARKERS);			\
+	NEG4(v, fam, rv, im, MPA_F_MARKERS, r, 0);			\
+	NEG4(v, fam, rv, im, MPA_F_MARKERS, rm, MPA_F_MARKERS)
+
+NEG16(ipv4, AF_INET, 1);
+NEG16(ipv4, AF_INET, 2);
+NEG16(ipv6, AF_INET6, 1);
+NEG16(ipv6, AF_INET6, 2);
 
 FIXTURE_SETUP(negotiate)
 {
@@ -586,35 +570,26 @@ FIXTURE(startup_poll)
 
 FIXTURE_VARIANT(startup_poll)
 {
-	const char *name;
 	enum sp_peer peer;
 	bool responder;		/* fds[0], the socket that polls; else the Initiator */
 	bool epoll;
 };
 
-static FIXTURE_VARIANT(startup_poll) sp_variant[] = {
-	{ .name = "accept_poll",		.peer = SP_ACCEPT },
-	{ .name = "accept_epollet",		.peer = SP_ACCEPT, .epoll = true },
-	{ .name = "reject_poll",		.peer = SP_REJECT },
-	{ .name = "reject_epollet",		.peer = SP_REJECT, .epoll = true },
-	{ .name = "timeout_poll",		.peer = SP_SILENT },
-	{ .name = "timeout_epollet",		.peer = SP_SILENT, .epoll = true },
-	{ .name = "responder_timeout_poll",	.peer = SP_SILENT, .responder = true },
-	{ .name = "bad_reply_poll",		.peer = SP_BAD_REPLY },
-	{ .name = "bad_reply_epollet",		.peer = SP_BAD_REPLY, .epoll = true },
-	{ .name = "reset_poll",			.peer = SP_RESET },
-};
+#define SP(name, p, resp, ep)						\
+	FIXTURE_VARIANT_ADD(startup_poll, name) {			\
+		.peer = p, .responder = resp, .epoll = ep,		\
+	}
 
-static struct __fixture_variant_metadata sp_meta[ARRAY_SIZE(sp_variant)];
-
-static void __attribute__((constructor)) sp_add_variants(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(sp_variant); i++)
-		add_variant(&_startup_poll_fixture_object, &sp_meta[i], sp_variant[i].name,
-			    &sp_variant[i]);
-}
+SP(accept_poll, SP_ACCEPT, false, false);
+SP(accept_epollet, SP_ACCEPT, false, true);
+SP(reject_poll, SP_REJECT, false, false);
+SP(reject_epollet, SP_REJECT, false, true);
+SP(timeout_poll, SP_SILENT, false, false);
+SP(timeout_epollet, SP_SILENT, false, true);
+SP(responder_timeout_poll, SP_SILENT, true, false);
+SP(bad_reply_poll, SP_BAD_REPLY, false, false);
+SP(bad_reply_epollet, SP_BAD_REPLY, false, true);
+SP(reset_poll, SP_RESET, false, false);
 
 /* how the startup ends for the poller, by what the peer does */
 static const struct sp_outcome {
