@@ -76,14 +76,8 @@ FIXTURE_SETUP(raw)
 	self->pd = -1;
 	self->sfd = -1;
 	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
-	self->pd = iw_ddp_open();
-	ASSERT_LE(0, self->pd);
-	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
-	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->rbuf, RBUF_LEN, 0));
-	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_ddp_end(self->fds[1], NQUEUES, &self->pd, &self->sfd, &self->sink,
+				SINK_LEN, BASE_TO, &self->stag, &self->rbuf, RBUF_LEN));
 	/* one buffer on queue 0 (MSN 1), none on queues 1 and 2 */
 	ASSERT_EQ(0, iw_ddp_post_recv(self->sfd, self->rbuf.buf, RBUF_LEN, 0, RBUF_COOKIE));
 	self->fpdus = 0;
@@ -91,13 +85,7 @@ FIXTURE_SETUP(raw)
 
 FIXTURE_TEARDOWN(raw)
 {
-	if (self->sfd >= 0)
-		close(self->sfd);
-	if (self->pd >= 0)
-		close(self->pd);
-	close(self->fds[0]);
-	close(self->fds[1]);
-	dt_gbuf_free(&self->sink);
+	dt_release(&self->sfd, &self->pd, self->fds, &self->sink);
 	dt_gbuf_free(&self->rbuf);
 }
 

@@ -10,9 +10,7 @@
  * Needs mpa.ko and ddp.ko loaded.
  */
 #include <errno.h>
-#include <net/if.h>
 #include <sys/mount.h>
-#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include "kselftest_harness.h"
@@ -47,41 +45,7 @@ enum {
 /* Reads /proc/net/ddp_stat; every name must be there, in this order. */
 static int read_stats(unsigned long *v)
 {
-	char name[64];
-	unsigned int i;
-	int ret = 0;
-	FILE *f;
-
-	f = fopen("/proc/net/ddp_stat", "r");
-	if (!f)
-		return -1;
-	for (i = 0; i < NSTATS; i++)
-		if (fscanf(f, "%63s %lu", name, &v[i]) != 2 ||
-		    strcmp(name, stat_names[i]))
-			ret = -1;
-	if (fscanf(f, "%63s", name) != EOF)	/* nothing more */
-		ret = -1;
-	fclose(f);
-	return ret;
-}
-
-/* A new network namespace with lo up: its counters are all zero. */
-static int new_netns(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd, ret;
-
-	if (unshare(CLONE_NEWNET))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -1;
-	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	if (!ret)
-		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	close(fd);
-	return ret;
+	return mt_read_proc_stats("/proc/net/ddp_stat", stat_names, NSTATS, v);
 }
 
 struct seg {
@@ -133,17 +97,11 @@ static void env_setup(struct __test_metadata *_metadata, struct _test_data_ddp *
 {
 	self->pd = -1;
 	self->sfd = -1;
-	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, read_stats(self->v));
 	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
-	self->pd = iw_ddp_open();
-	ASSERT_LE(0, self->pd);
-	self->sfd = iw_ddp_bind(self->pd, self->fds[1], NQUEUES);
-	ASSERT_LE(0, self->sfd);
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->sink, SINK_LEN, 0));
-	ASSERT_EQ(0, dt_gbuf_alloc(&self->rbuf, RBUF_LEN, 0));
-	ASSERT_EQ(0, iw_ddp_reg_mr(self->pd, self->sink.buf, SINK_LEN, BASE_TO,
-				   DDP_ACCESS_REMOTE_WRITE, -1, &self->stag));
+	ASSERT_EQ(0, dt_ddp_end(self->fds[1], NQUEUES, &self->pd, &self->sfd, &self->sink,
+				SINK_LEN, BASE_TO, &self->stag, &self->rbuf, RBUF_LEN));
 	/* one buffer on queue 0 (MSN 1), none on queues 1 and 2 */
 	ASSERT_EQ(0, iw_ddp_post_recv(self->sfd, self->rbuf.buf, RBUF_LEN, 0, 1));
 	self->fpdus = 0;
@@ -456,7 +414,7 @@ TEST(llp_error)
 	struct seg s;
 	int fds[2], pd, sfd;
 
-	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, dt_raw_initiator_pair(fds));
 	pd = iw_ddp_open();
 	ASSERT_LE(0, pd);

@@ -121,6 +121,27 @@ static inline void dt_release(int *sfd, int *pd, int fds[2], struct dt_gbuf *g)
 	dt_gbuf_free(g);
 }
 
+/*
+ * The DDP end of a test on the MPA socket @sock: a PD *@pd and the stream
+ * *@sfd bound to @sock with @nqueues queues, a guarded @sink of @sink_len
+ * octets registered at @base_to for remote writes as *@stag, and a guarded
+ * @rbuf of @rbuf_len octets for a receive buffer. 0, or -1 with what was
+ * made so far left for dt_release() and dt_gbuf_free().
+ */
+static inline int dt_ddp_end(int sock, __u32 nqueues, int *pd, int *sfd,
+			     struct dt_gbuf *sink, size_t sink_len, __u64 base_to,
+			     __u32 *stag, struct dt_gbuf *rbuf, size_t rbuf_len)
+{
+	*pd = iw_ddp_open();
+	if (*pd < 0)
+		return -1;
+	*sfd = iw_ddp_bind(*pd, sock, nqueues);
+	if (*sfd < 0 || dt_gbuf_alloc(sink, sink_len, 0) || dt_gbuf_alloc(rbuf, rbuf_len, 0))
+		return -1;
+	return iw_ddp_reg_mr(*pd, sink->buf, sink_len, base_to, DDP_ACCESS_REMOTE_WRITE, -1,
+			     stag);
+}
+
 /* Offset of the first octet of [@p, @p + @len) that is not @c, or -1. */
 static inline long dt_find_not(const __u8 *p, size_t len, __u8 c)
 {

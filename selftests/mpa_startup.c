@@ -26,6 +26,14 @@
 MT_PAIR_FIXTURE(startup);
 MT_FAMILY_VARIANTS(startup);
 
+/* A loopback pair of @family, both with the "mpa" ULP attached: 0 or -1. */
+static int attached_pair(int family, int fds[2])
+{
+	if (iw_loopback_pair(family, fds) || iw_mpa_attach(fds[0]) || iw_mpa_attach(fds[1]))
+		return -1;
+	return 0;
+}
+
 /* one ULPDU each way, byte-exact, as a sanity check of the negotiation */
 static int ping_pong(int fds[2])
 {
@@ -61,389 +69,34 @@ FIXTURE_VARIANT(negotiate)
 	__u32 rflags;
 };
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = 0,
-};
+/*
+ * The 64 variants: family, revision, markers asked by the Initiator ("im")
+ * or not ("i"), by the Responder ("rm") or not ("r"), CRC kept by the
+ * Initiator ("icrc") or not ("inocrc"), by the Responder ("rcrc") or not
+ * ("rnocrc"): ipv4_rev1_i_r_icrc_rcrc ... ipv6_rev2_im_rm_inocrc_rnocrc.
+ */
+#define NEG(name, fam, rv, ifl, rfl)					\
+	FIXTURE_VARIANT_ADD(negotiate, name) {				\
+		.family = fam, .rev = rv, .iflags = ifl, .rflags = rfl,	\
+	}
+#define NEG4(v, fam, rv, im, imf, rm, rmf)				\
+	NEG(v##_rev##rv##_##im##_##rm##_icrc_rcrc, fam, rv, imf, rmf);	\
+	NEG(v##_rev##rv##_##im##_##rm##_icrc_rnocrc, fam, rv, imf,	\
+	    (rmf) | MPA_F_NO_CRC);					\
+	NEG(v##_rev##rv##_##im##_##rm##_inocrc_rcrc, fam, rv,		\
+	    (imf) | MPA_F_NO_CRC, rmf);					\
+	NEG(v##_rev##rv##_##im##_##rm##_inocrc_rnocrc, fam, rv,		\
+	    (imf) | MPA_F_NO_CRC, (rmf) | MPA_F_NO_CRC)
+#define NEG16(v, fam, rv)						\
+	NEG4(v, fam, rv, i, 0, r, 0);					\
+	NEG4(v, fam, rv, i, 0, rm, MPA_F_MARKERS);			\
+	NEG4(v, fam, rv, im, MPA_F_MARKERS, r, 0);			\
+	NEG4(v, fam, rv, im, MPA_F_MARKERS, rm, MPA_F_MARKERS)
 
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev1_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv4_rev2_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev1_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 1,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = 0, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_i_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = 0,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_r_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_icrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rcrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS,
-};
-
-FIXTURE_VARIANT_ADD(negotiate, ipv6_rev2_im_rm_inocrc_rnocrc)
-{
-	.family = AF_INET6, .rev = 2,
-	.iflags = MPA_F_MARKERS | MPA_F_NO_CRC, .rflags = MPA_F_MARKERS | MPA_F_NO_CRC,
-};
+NEG16(ipv4, AF_INET, 1);
+NEG16(ipv4, AF_INET, 2);
+NEG16(ipv6, AF_INET6, 1);
+NEG16(ipv6, AF_INET6, 2);
 
 FIXTURE_SETUP(negotiate)
 {
@@ -474,9 +127,7 @@ TEST_F(negotiate, full_operation)
 	__u32 crc = (variant->iflags & variant->rflags & MPA_F_NO_CRC) ? 0 : MPA_I_CRC;
 	struct mpa_info ii, ri;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[1], &rs, NULL, NULL));
 	ASSERT_EQ(0, iw_mpa_start_ex(self->fds[0], &is, NULL, NULL));
 	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], RAW_TMO_MS));
@@ -501,9 +152,7 @@ TEST_F(startup, no_crc_without_admin_is_eperm)
 {
 	int old = mt_allow_no_crc(0);
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_NO_CRC, NULL, 0, NULL,
 				   0));
 	EXPECT_EQ(EPERM, errno);
@@ -517,38 +166,38 @@ TEST_F(startup, no_crc_without_admin_is_eperm)
 		mt_allow_no_crc(old);
 }
 
+/* The peer's private data, as MPA_INFO and MPA_PEER_PD give it, is @n octets of @want. */
+static void expect_peer_pd(struct __test_metadata *_metadata, int fd, const void *want, int n)
+{
+	__u8 got[600];
+	socklen_t len = sizeof(got);
+
+	EXPECT_EQ(n, iw_mpa_info_of(fd).peer_pd_len);
+	memset(got, 0xee, sizeof(got));
+	ASSERT_EQ(0, getsockopt(fd, SOL_MPA, MPA_PEER_PD, got, &len));
+	EXPECT_EQ(n, len);
+	EXPECT_EQ(0, memcmp(got, want, n));
+}
+
 TEST_F(startup, private_data_lengths)
 {
 	static const int lens[] = { 0, 1, 511, 512 };
-	__u8 ipd[512], rpd[512], got[600];
+	__u8 ipd[512], rpd[512];
 	unsigned int i;
-	socklen_t len;
 
 	mt_fill(ipd, sizeof(ipd), 1);
 	mt_fill(rpd, sizeof(rpd), 2);
 	for (i = 0; i < 4; i++) {
 		int n = lens[i];
 
-		ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-		ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+		ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 		ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, ipd, n, NULL, 0));
 		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[1], MPA_S_REQ_RCVD, RAW_TMO_MS));
-		EXPECT_EQ(n, iw_mpa_info_of(self->fds[1]).peer_pd_len);
-		len = sizeof(got);
-		memset(got, 0xee, sizeof(got));
-		ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_PEER_PD, got, &len));
-		EXPECT_EQ(n, len);
-		EXPECT_EQ(0, memcmp(got, ipd, n));
+		expect_peer_pd(_metadata, self->fds[1], ipd, n);
 		ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_ACCEPT, rpd, n));
 		ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, RAW_TMO_MS));
-		EXPECT_EQ(n, iw_mpa_info_of(self->fds[0]).peer_pd_len);
-		len = sizeof(got);
-		memset(got, 0xee, sizeof(got));
-		ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_PEER_PD, got, &len));
-		EXPECT_EQ(n, len);
-		EXPECT_EQ(0, memcmp(got, rpd, n));
+		expect_peer_pd(_metadata, self->fds[0], rpd, n);
 		EXPECT_EQ(0, ping_pong(self->fds));
 		iw_close_pair(self->fds);
 	}
@@ -558,9 +207,7 @@ TEST_F(startup, private_data_513_is_einval)
 {
 	__u8 pd[513] = {};
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	EXPECT_EQ(-1, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, pd, 513, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(MPA_S_IDLE, iw_mpa_info_of(self->fds[0]).state);
@@ -603,9 +250,7 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 	socklen_t len = sizeof(got);
 	struct mpa_info ii;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, MPA_F_MARKERS, ipd,
 				  sizeof(ipd), NULL, 0));
@@ -637,9 +282,7 @@ TEST_F(startup, reject_with_private_data_then_plain_tcp)
 
 TEST_F(startup, initiator_initiator_is_error_4)
 {
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
 	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_ERROR, RAW_TMO_MS));
@@ -669,9 +312,7 @@ TEST_F(startup, responder_responder_times_out)
 {
 	__u32 t0 = 300, t1 = 20000;
 
-	ASSERT_EQ(0, iw_loopback_pair(variant->family, self->fds));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, attached_pair(variant->family, self->fds));
 	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_TIMEOUT, &t0, sizeof(t0)));
 	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_TIMEOUT, &t1, sizeof(t1)));
 	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
@@ -930,71 +571,37 @@ FIXTURE(startup_poll)
 FIXTURE_VARIANT(startup_poll)
 {
 	enum sp_peer peer;
-	int role;		/* of fds[0], the socket that polls */
+	bool responder;		/* fds[0], the socket that polls; else the Initiator */
 	bool epoll;
+};
+
+#define SP(name, p, resp, ep)						\
+	FIXTURE_VARIANT_ADD(startup_poll, name) {			\
+		.peer = p, .responder = resp, .epoll = ep,		\
+	}
+
+SP(accept_poll, SP_ACCEPT, false, false);
+SP(accept_epollet, SP_ACCEPT, false, true);
+SP(reject_poll, SP_REJECT, false, false);
+SP(reject_epollet, SP_REJECT, false, true);
+SP(timeout_poll, SP_SILENT, false, false);
+SP(timeout_epollet, SP_SILENT, false, true);
+SP(responder_timeout_poll, SP_SILENT, true, false);
+SP(bad_reply_poll, SP_BAD_REPLY, false, false);
+SP(bad_reply_epollet, SP_BAD_REPLY, false, true);
+SP(reset_poll, SP_RESET, false, false);
+
+/* how the startup ends for the poller, by what the peer does */
+static const struct sp_outcome {
 	short revents;		/* POLLOUT: full operation, POLLPRI: failed */
 	__u32 state;
 	__u32 error;
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, accept_poll)
-{
-	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLOUT, .state = MPA_S_FULL,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, accept_epollet)
-{
-	.peer = SP_ACCEPT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLOUT, .state = MPA_S_FULL,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reject_poll)
-{
-	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_REJECTED,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reject_epollet)
-{
-	.peer = SP_REJECT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_REJECTED,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, timeout_poll)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, timeout_epollet)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, responder_timeout_poll)
-{
-	.peer = SP_SILENT, .role = MPA_ROLE_RESPONDER,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, bad_reply_poll)
-{
-	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, bad_reply_epollet)
-{
-	.peer = SP_BAD_REPLY, .role = MPA_ROLE_INITIATOR, .epoll = true,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
-};
-
-FIXTURE_VARIANT_ADD(startup_poll, reset_poll)
-{
-	.peer = SP_RESET, .role = MPA_ROLE_INITIATOR,
-	.revents = POLLPRI, .state = MPA_S_ERROR, .error = MPA_ERR_STARTUP,
+} sp_outcome[] = {
+	[SP_ACCEPT]	= { POLLOUT, MPA_S_FULL, 0 },
+	[SP_REJECT]	= { POLLPRI, MPA_S_REJECTED, 0 },
+	[SP_SILENT]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
+	[SP_BAD_REPLY]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
+	[SP_RESET]	= { POLLPRI, MPA_S_ERROR, MPA_ERR_STARTUP },
 };
 
 struct sp_peer_arg {
@@ -1050,28 +657,61 @@ FIXTURE_SETUP(startup_poll)
 	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->fds));
 }
 
-FIXTURE_TEARDOWN(startup_poll)
+/* the teardown of both poll fixtures */
+static void sp_release(int fds[2], int ep, pthread_t peer, bool peer_running)
 {
-	if (self->peer_running)
-		pthread_join(self->peer, NULL);
-	if (self->ep >= 0)
-		close(self->ep);
-	iw_close_pair(self->fds);
+	if (peer_running)
+		pthread_join(peer, NULL);
+	if (ep >= 0)
+		close(ep);
+	iw_close_pair(fds);
 }
 
-static long sp_ms_since(const struct timespec *t0)
+FIXTURE_TEARDOWN(startup_poll)
 {
-	struct timespec t1;
+	sp_release(self->fds, self->ep, self->peer, self->peer_running);
+}
 
+/* An epoll instance watching @fd for EPOLLOUT and EPOLLPRI, edge-triggered, or -1. */
+static int sp_epollet(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		close(ep);
+		ep = -1;
+	}
+	return ep;
+}
+
+/*
+ * Sleep in epoll_wait() on @ep, or in poll() on @p when @ep is -1, for up
+ * to SP_LONG_MS: the number of events, p->revents set, *@ms the time since
+ * @t0.
+ */
+static int sp_wait(struct pollfd *p, int ep, const struct timespec *t0, long *ms)
+{
+	struct epoll_event ev;
+	struct timespec t1;
+	int n;
+
+	if (ep >= 0) {
+		n = epoll_wait(ep, &ev, 1, SP_LONG_MS);
+		p->revents = ev.events;
+	} else {
+		n = poll(p, 1, SP_LONG_MS);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+	*ms = (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+	return n;
 }
 
 TEST_F(startup_poll, end_of_startup_wakes_poll)
 {
+	const struct sp_outcome *o = &sp_outcome[variant->peer];
 	__u32 tmo = variant->peer == SP_SILENT ? SP_DELAY_MS : SP_LONG_MS * 2;
 	struct pollfd p = { .fd = self->fds[0], .events = POLLOUT | POLLPRI };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
 	bool module_peer = variant->peer == SP_ACCEPT || variant->peer == SP_REJECT;
 	struct timespec t0;
 	struct mpa_info info;
@@ -1085,37 +725,32 @@ TEST_F(startup_poll, end_of_startup_wakes_poll)
 		ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
 	}
 	if (variant->epoll) {
-		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		self->ep = sp_epollet(self->fds[0]);
 		ASSERT_LE(0, self->ep);
-		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[0], &ev));
 	}
 	sp_arg = (struct sp_peer_arg){ .fd = self->fds[1], .what = variant->peer };
-	ASSERT_EQ(0, iw_mpa_start(self->fds[0], variant->role, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0],
+				  variant->responder ? MPA_ROLE_RESPONDER : MPA_ROLE_INITIATOR,
+				  0, NULL, 0, NULL, 0));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&self->peer, NULL, sp_peer_run, &sp_arg));
 	self->peer_running = true;
 
 	/* no MPA_INFO before this returns */
-	if (variant->epoll) {
-		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
-		p.revents = ev.events;
-	} else {
-		n = poll(&p, 1, SP_LONG_MS);
-	}
-	ms = sp_ms_since(&t0);
+	n = sp_wait(&p, self->ep, &t0, &ms);
 	ASSERT_EQ(1, n);
 	/*
 	 * POLLPRI: the startup failed, whatever else is set (a rejected
 	 * socket is plain TCP, writable; a failed one returns the error);
 	 * POLLOUT without POLLPRI: full operation
 	 */
-	EXPECT_EQ(variant->revents, p.revents & (variant->revents | POLLPRI));
+	EXPECT_EQ(o->revents, p.revents & (o->revents | POLLPRI));
 	/* woken by the end of the startup, long before the poll timeout */
 	EXPECT_GE(ms, SP_DELAY_MS - 50);
 	EXPECT_LT(ms, SP_LONG_MS / 4);
 	ASSERT_EQ(0, iw_mpa_info(self->fds[0], &info));
-	EXPECT_EQ(variant->state, info.state);
-	EXPECT_EQ(variant->error, info.error);
+	EXPECT_EQ(o->state, info.state);
+	EXPECT_EQ(o->error, info.error);
 	EXPECT_EQ(variant->peer == SP_REJECT ? MPA_I_REJECTED : 0,
 		  info.flags & MPA_I_REJECTED);
 	pthread_join(self->peer, NULL);
@@ -1126,7 +761,7 @@ TEST_F(startup_poll, end_of_startup_wakes_poll)
 	/* full operation keeps POLLPRI clear; a failed startup keeps it set */
 	p.events = POLLPRI;
 	p.revents = 0;
-	EXPECT_EQ(variant->revents == POLLPRI, poll(&p, 1, 0));
+	EXPECT_EQ(o->revents == POLLPRI, poll(&p, 1, 0));
 }
 
 /*
@@ -1165,11 +800,7 @@ FIXTURE_SETUP(rule4_poll)
 
 FIXTURE_TEARDOWN(rule4_poll)
 {
-	if (self->peer_running)
-		pthread_join(self->peer, NULL);
-	if (self->ep >= 0)
-		close(self->ep);
-	iw_close_pair(self->fds);
+	sp_release(self->fds, self->ep, self->peer, self->peer_running);
 }
 
 static void *rule4_first_fpdu(void *p)
@@ -1185,7 +816,7 @@ static void *rule4_first_fpdu(void *p)
 TEST_F(rule4_poll, first_fpdu_wakes_responder)
 {
 	struct pollfd p = { .fd = self->fds[1], .events = POLLOUT | POLLPRI };
-	struct epoll_event ev = { .events = EPOLLOUT | EPOLLPRI | EPOLLET };
+	struct epoll_event ev;
 	struct timespec t0;
 	void *ret = (void *)1;
 	char buf[16];
@@ -1195,21 +826,14 @@ TEST_F(rule4_poll, first_fpdu_wakes_responder)
 	/* the Responder waits for the Initiator's first FPDU */
 	EXPECT_EQ(0, poll(&p, 1, 100));
 	if (variant->epoll) {
-		self->ep = epoll_create1(EPOLL_CLOEXEC);
+		self->ep = sp_epollet(self->fds[1]);
 		ASSERT_LE(0, self->ep);
-		ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fds[1], &ev));
 		EXPECT_EQ(0, epoll_wait(self->ep, &ev, 1, 0));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&self->peer, NULL, rule4_first_fpdu, &self->fds[0]));
 	self->peer_running = true;
-	if (variant->epoll) {
-		n = epoll_wait(self->ep, &ev, 1, SP_LONG_MS);
-		p.revents = ev.events;
-	} else {
-		n = poll(&p, 1, SP_LONG_MS);
-	}
-	ms = sp_ms_since(&t0);
+	n = sp_wait(&p, self->ep, &t0, &ms);
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(POLLOUT, p.revents & (POLLOUT | POLLPRI));
 	EXPECT_GE(ms, SP_DELAY_MS - 50);

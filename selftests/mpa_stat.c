@@ -8,12 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,7 +21,7 @@
 #include "mpa_test_util.h"
 #include "mpa_sock_util.h"
 
-static const char *const stat_names[] = {
+static const char stat_names[][32] = {
 	"MpaAttached", "MpaStarted", "MpaFullOperation", "MpaRejected",
 	"MpaStartupFailed", "MpaStartupTimeouts", "MpaRev0", "MpaRev1",
 	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
@@ -42,41 +39,7 @@ enum {
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */
 static int read_stats(unsigned long *v)
 {
-	char name[64];
-	unsigned int i;
-	FILE *f;
-	int ret = 0;
-
-	f = fopen("/proc/net/mpa_stat", "r");
-	if (!f)
-		return -1;
-	for (i = 0; i < NSTATS; i++)
-		if (fscanf(f, "%63s %lu", name, &v[i]) != 2 ||
-		    strcmp(name, stat_names[i]))
-			ret = -1;
-	if (fscanf(f, "%63s", name) != EOF)	/* nothing more */
-		ret = -1;
-	fclose(f);
-	return ret;
-}
-
-/* A new network namespace with lo up: its counters are all zero. */
-static int new_netns(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd, ret;
-
-	if (unshare(CLONE_NEWNET))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return -1;
-	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	if (!ret)
-		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	close(fd);
-	return ret;
+	return mt_read_proc_stats("/proc/net/mpa_stat", stat_names, NSTATS, v);
 }
 
 FIXTURE(stat) {
@@ -85,7 +48,7 @@ FIXTURE(stat) {
 
 FIXTURE_SETUP(stat)
 {
-	ASSERT_EQ(0, new_netns());
+	ASSERT_EQ(0, mt_new_netns());
 	ASSERT_EQ(0, read_stats(self->v));
 }
 

@@ -9,7 +9,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -85,6 +89,51 @@ static inline int mt_load_module(const char *env)
 	if (fd < 0)
 		return -1;
 	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Read the counters of the /proc file @path ("name value" lines, as
+ * /proc/net/mpa_stat) into @v: the @n names @names must all be there, in
+ * this order, and nothing more. 0, or -1.
+ */
+static inline int mt_read_proc_stats(const char *path, const char names[][32],
+				     unsigned int n, unsigned long *v)
+{
+	char name[64];
+	unsigned int i;
+	int ret = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (fscanf(f, "%63s %lu", name, &v[i]) != 2 ||
+		    strcmp(name, names[i]))
+			ret = -1;
+	if (fscanf(f, "%63s", name) != EOF)	/* nothing more */
+		ret = -1;
+	fclose(f);
+	return ret;
+}
+
+/* Enter a new network namespace with lo up: its counters are all zero. */
+static inline int mt_new_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd, ret;
+
+	if (unshare(CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret)
+		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
 	close(fd);
 	return ret;
 }
