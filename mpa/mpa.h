@@ -45,6 +45,8 @@
  * @rx_ready: a ULPDU is waiting in @rxbuf for recvmsg
  * @rx_torn: the consumer unbound while a ULPDU was being placed; the rest
  *	of that ULPDU is dropped
+ * @rx_defer: recvmsg() left the next FPDUs in TCP for the next recvmsg()
+ *	to copy straight into its caller's buffer (mpa_rx_direct())
  * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
  * @peer_fin: the peer half-closed on an FPDU boundary
  * @markers_tx: we insert markers
@@ -105,6 +107,7 @@ struct mpa_conn {
 	bool			rx_stop;
 	bool			rx_ready;
 	bool			rx_torn;
+	bool			rx_defer;
 	bool			tx_allowed;
 	bool			peer_fin;
 	bool			markers_tx;
@@ -213,6 +216,7 @@ enum mpa_mib_field {
 	MPA_MIB_TX_OCTETS,	/* ULPDU octets */
 	MPA_MIB_RX_FPDUS,
 	MPA_MIB_RX_OCTETS,
+	MPA_MIB_RX_DIRECT,	/* ULPDUs copied from TCP straight to recvmsg() */
 	MPA_MIB_MAX
 };
 

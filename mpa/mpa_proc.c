@@ -38,6 +38,7 @@ static const char *const mpa_mib_names[MPA_MIB_MAX] = {
 	[MPA_MIB_TX_OCTETS]	= "MpaTxOctets",
 	[MPA_MIB_RX_FPDUS]	= "MpaRxFpdus",
 	[MPA_MIB_RX_OCTETS]	= "MpaRxOctets",
+	[MPA_MIB_RX_DIRECT]	= "MpaRxDirect",
 };
 
 /*

@@ -614,6 +614,142 @@ TEST_F(framing, poll_only_for_a_whole_ulpdu)
 }
 
 /*
+ * Markers off, a recv() leaves whole FPDUs in TCP for the next recv() to
+ * copy straight to its caller (MpaRxDirect), but parses the start of an
+ * FPDU into the socket's buffer at once: poll() still reports POLLIN only
+ * for a whole ULPDU, after a recv() too, also when a whole FPDU and the
+ * start of the next came together.
+ */
+TEST_F(framing, poll_only_for_a_whole_ulpdu_after_recv)
+{
+	struct pollfd p;
+	int n1, n2, fl = 0;
+
+	mt_fill(ubuf, 3000, 19);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	p.fd = self->fds[0];
+	p.events = POLLIN;
+	n1 = ref_fpdu(wbuf, sizeof(wbuf), 0, false, true, ubuf, 1000);
+	n2 = ref_fpdu(wbuf + n1, sizeof(wbuf) - n1, 0, false, true, ubuf + 1000, 2000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n1));
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 1000));
+	/* half an FPDU after the recv(): not readable */
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + n1, n2 / 2));
+	EXPECT_EQ(0, poll(&p, 1, 300));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + n1 + n2 / 2, n2 - n2 / 2));
+	EXPECT_EQ(1, poll(&p, 1, RAW_TMO_MS));
+	EXPECT_EQ(2000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1000, 2000));
+	/* a whole FPDU and half the next in one write */
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n1 + n2 / 2));
+	EXPECT_EQ(1, poll(&p, 1, RAW_TMO_MS));
+	EXPECT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 1000));
+	EXPECT_EQ(0, poll(&p, 1, 300));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + n1 + n2 / 2, n2 - n2 / 2));
+	EXPECT_EQ(2000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1000, 2000));
+	EXPECT_EQ(4, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+}
+
+/*
+ * The ULPDUs after a recv() wait in TCP: a recv() into a bad address
+ * fails with EFAULT and consumes nothing, a short buffer gets MSG_TRUNC
+ * and loses the rest of that ULPDU only, MSG_PEEK leaves it, and a bad
+ * CRC is MPA error 2 (EBADMSG) as on the buffered path.
+ */
+TEST_F(framing, ulpdus_left_in_tcp)
+{
+	char small[10];
+	int n, off = 0, fl = 0;
+	__u32 i;
+
+	mt_fill(ubuf, 5000, 20);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	for (i = 0; i < 5; i++) {
+		n = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
+			     ubuf + 1000 * i, 1000);
+		ASSERT_LT(0, n);
+		off += n;
+	}
+	/* the last FPDU's CRC is wrong */
+	wbuf[off - 1] ^= 0x01;
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 1000));
+	EXPECT_EQ(-1, recv(self->fds[0], (void *)8, 1000, MSG_DONTWAIT));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_PEEK, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1000, 1000));
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 1000, 1000));
+	fl = 0;
+	ASSERT_EQ(10, mt_recv(self->fds[0], small, sizeof(small), 0, &fl));
+	EXPECT_EQ(MSG_EOR | MSG_TRUNC, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(0, memcmp(small, ubuf + 2000, 10));
+	fl = 0;
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 3000, 1000));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(MPA_ERR_CRC, iw_mpa_info_of(self->fds[0]).error);
+	EXPECT_EQ(4, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+}
+
+struct reader {
+	int fd;
+	ssize_t n;
+	__u8 buf[2000];
+};
+
+static void *reader_thread(void *arg)
+{
+	struct reader *r = arg;
+
+	r->n = recv(r->fd, r->buf, sizeof(r->buf), 0);
+	return NULL;
+}
+
+/*
+ * Two readers blocked in recv() on one socket, two ULPDUs in one write:
+ * each reader gets one, whichever reader's recv() left the other's in TCP.
+ */
+TEST_F(framing, two_readers_blocked)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct reader r[2];
+	pthread_t t[2];
+	int n1, n2, i;
+
+	mt_fill(ubuf, 2000, 21);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	for (i = 0; i < 2; i++) {
+		r[i].fd = self->fds[0];
+		r[i].n = -2;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, reader_thread, &r[i]));
+	}
+	usleep(200000);
+	n1 = ref_fpdu(wbuf, sizeof(wbuf), 0, false, true, ubuf, 1000);
+	n2 = ref_fpdu(wbuf + n1, sizeof(wbuf) - n1, 0, false, true, ubuf + 1000, 1000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n1 + n2));
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(1000, r[0].n);
+	ASSERT_EQ(1000, r[1].n);
+	i = memcmp(r[0].buf, ubuf, 1000) ? 1 : 0;
+	EXPECT_EQ(0, memcmp(r[i].buf, ubuf, 1000));
+	EXPECT_EQ(0, memcmp(r[!i].buf, ubuf + 1000, 1000));
+}
+
+/*
  * sendmmsg(): the kernel marks all messages of a call but the last
  * MSG_BATCH, which MPA takes as MSG_MORE. 32 ULPDUs of 64 octets (72 on
  * the wire each) then leave in one TCP segment, the last one pushes it;

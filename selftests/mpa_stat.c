@@ -26,7 +26,7 @@ static const char stat_names[][32] = {
 	"MpaStartupFailed", "MpaStartupTimeouts", "MpaRev0", "MpaRev1",
 	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
 	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
-	"MpaRxOctets",
+	"MpaRxOctets", "MpaRxDirect",
 };
 
 #define NSTATS ARRAY_SIZE(stat_names)
@@ -34,6 +34,7 @@ static const char stat_names[][32] = {
 enum {
 	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
 	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
+	RX_DIRECT,
 };
 
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */
@@ -92,6 +93,13 @@ TEST_F(stat, full_operation_and_messages)
 	EXPECT_EQ(1103, self->v[TX_OCTETS]);
 	EXPECT_EQ(4, self->v[RX_FPDUS]);
 	EXPECT_EQ(1103, self->v[RX_OCTETS]);
+	/*
+	 * Each ULPDU was parsed into the socket's buffer as it arrived,
+	 * except the second and third at fds[1]: the recv() before each
+	 * left TCP's queue empty, so they waited in TCP and went straight
+	 * to the caller.
+	 */
+	EXPECT_EQ(2, self->v[RX_DIRECT]);
 	close(fds[0]);
 	close(fds[1]);
 }
