@@ -148,7 +148,8 @@ static void print_usage(FILE *f)
 		"  --eor        raw TCP: TCP_NODELAY and MSG_EOR on every send, so every\n"
 		"               message is pushed in an skb of its own, as MPA does\n"
 		"  --batch N    N messages per sendmmsg() call (default 1; up to 1024 and\n"
-		"               16 MiB): MPA takes all but a call's last as MSG_MORE\n"
+		"               16 MiB): MPA takes all but a call's last as MSG_MORE;\n"
+		"               the MPA receiver takes up to N per recvmmsg() call\n"
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
@@ -428,6 +429,49 @@ static ssize_t recv_msg(int fd, char *buf, size_t size, int mpa, int exact)
 	}
 }
 
+/*
+ * MPA, --batch N: up to @n ULPDUs of @size octets per recvmmsg() call
+ * (MSG_WAITFORONE: it waits for the first only), each one checked as
+ * recv_msg() checks it, into @buf one after the other. Return the
+ * messages received (*@eof set when the stream ended after them), -1 on
+ * error.
+ */
+static int recv_batch(int fd, char *buf, size_t size, unsigned int n, int *eof)
+{
+	struct mmsghdr v[MAX_BATCH];
+	struct iovec iov[MAX_BATCH];
+	unsigned int i;
+	int r;
+
+	memset(v, 0, n * sizeof(v[0]));
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = buf + i * size;
+		iov[i].iov_len = size;
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	do {
+		r = recvmmsg(fd, v, n, MSG_WAITFORONE, NULL);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		set_err("recvmmsg: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < (unsigned int)r; i++) {
+		if (!v[i].msg_len) {
+			*eof = 1;	/* after @i ULPDUs */
+			return i;
+		}
+		if (v[i].msg_len != size || (v[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+		    !(v[i].msg_hdr.msg_flags & MSG_EOR)) {
+			set_err("MPA recvmmsg got %u octets flags %#x, expected %zu",
+				v[i].msg_len, v[i].msg_hdr.msg_flags, size);
+			return -1;
+		}
+	}
+	return r;
+}
+
 static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 {
 	struct itimerval it = {
@@ -435,6 +479,8 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 		.it_interval = { (time_t)secs, (long)((secs - (time_t)secs) * 1e6) },
 	};
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	unsigned int nb = mpa ? batch : 1, i, got;
+	int eof = 0;
 	__u64 total = 0, msgs = 0, seq, b0 = 0, m0 = 0;
 	struct iw_cpu_mark c0, c1;
 	double t0 = 0;
@@ -442,7 +488,7 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	char *buf;
 	ssize_t n;
 
-	buf = malloc(size);
+	buf = malloc(size * nb);
 	if (!buf) {
 		set_err("out of memory");
 		return -1;
@@ -472,21 +518,30 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			}
 		}
-		n = recv_msg(fd, buf, size, mpa, 0);
+		if (nb > 1) {
+			n = recv_batch(fd, buf, size, nb, &eof);
+			got = n > 0 ? n : 0;
+		} else {
+			n = recv_msg(fd, buf, size, mpa, 0);
+			got = n > 0;
+		}
 		if (n < 0)
 			goto fail;
-		if (n == 0)
-			break;
-		if (mpa && size >= sizeof(seq)) {
-			memcpy(&seq, buf, sizeof(seq));
-			if (seq != msgs) {
-				set_err("ULPDU %llu carries sequence number %llu",
-					(unsigned long long)msgs, (unsigned long long)seq);
-				goto fail;
+		for (i = 0; i < got; i++) {
+			if (mpa && size >= sizeof(seq)) {
+				memcpy(&seq, buf + i * size, sizeof(seq));
+				if (seq != msgs) {
+					set_err("ULPDU %llu carries sequence number %llu",
+						(unsigned long long)msgs,
+						(unsigned long long)seq);
+					goto fail;
+				}
 			}
+			total += nb > 1 ? size : (size_t)n;
+			msgs++;
 		}
-		total += n;
-		msgs++;
+		if (eof || (nb == 1 && n == 0))
+			break;
 	}
 	if (seen < 2) {
 		set_err("the sender stopped early");
