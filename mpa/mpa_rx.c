@@ -341,15 +341,16 @@ static void mpa_place_nothing(void *ctx, u32 off, const u8 *data, u32 len)
 }
 
 /*
- * Walk @len octets of TCP's receive queue from @off octets after its
- * first unread one: into @to when not NULL, else into the CRC32c *@crc.
+ * Hand @len octets of TCP's receive queue, from @off octets after its
+ * first unread one, to @fn, one piece per skb; stop at @fn's first error.
  */
-static void mpa_rx_queue_read(struct sock *sk, u32 off, u32 len, u8 *to, u32 *crc)
+static int mpa_rx_walk(struct sock *sk, u32 off, u32 len,
+		       int (*fn)(struct sk_buff *skb, u32 off, u32 n, void *arg),
+		       void *arg)
 {
-	struct skb_seq_state st;
 	struct sk_buff *skb;
-	const u8 *data;
-	u32 n, done, k;
+	u32 n;
+	int ret;
 
 	off += tcp_sk(sk)->copied_seq - TCP_SKB_CB(skb_peek(&sk->sk_receive_queue))->seq;
 	skb_queue_walk(&sk->sk_receive_queue, skb) {
@@ -360,22 +361,42 @@ static void mpa_rx_queue_read(struct sock *sk, u32 off, u32 len, u8 *to, u32 *cr
 			continue;
 		}
 		n = min(skb->len - off, len);
-		skb_prepare_seq_read(skb, off, off + n, &st);
-		for (done = 0; done < n && (k = skb_seq_read(done, &data, &st)) != 0;
-		     done += k) {
-			/* the first block may reach past off + n */
-			k = min(k, n - done);
-			if (to)
-				memcpy(to + done, data, k);
-			else
-				*crc = crc32c(*crc, data, k);
-		}
-		skb_abort_seq_read(&st);
-		if (to)
-			to += n;
+		ret = fn(skb, off, n, arg);
+		if (ret)
+			return ret;
 		len -= n;
 		off = 0;
 	}
+	return 0;
+}
+
+static int mpa_rx_walk_crc(struct sk_buff *skb, u32 off, u32 n, void *arg)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done, k;
+
+	skb_prepare_seq_read(skb, off, off + n, &st);
+	for (done = 0; done < n && (k = skb_seq_read(done, &data, &st)) != 0; done += k) {
+		/* the first block may reach past off + n */
+		k = min(k, n - done);
+		*(u32 *)arg = crc32c(*(u32 *)arg, data, k);
+	}
+	skb_abort_seq_read(&st);
+	return 0;
+}
+
+static int mpa_rx_walk_bits(struct sk_buff *skb, u32 off, u32 n, void *arg)
+{
+	u8 **to = arg;
+
+	*to += n;
+	return skb_copy_bits(skb, off, *to - n, n);
+}
+
+static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
+{
+	return skb_copy_datagram_msg(skb, off, arg, n);
 }
 
 /*
@@ -392,9 +413,10 @@ static void mpa_rx_queue_read(struct sock *sk, u32 off, u32 len, u8 *to, u32 *cr
 static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = c->sk;
-	u32 ulen, skip, left, n, crc = ~0U, plain;
-	struct sk_buff *skb;
+	u32 ulen, crc = ~0U, plain;
 	__le32 field;
+	u8 *to = (u8 *)&field;
+	size_t room;
 	bool check;
 
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
@@ -403,28 +425,15 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
 	check = c->rx.crc;
 	if (check) {
-		mpa_rx_queue_read(sk, 0, plain, NULL, &crc);
-		mpa_rx_queue_read(sk, plain, MPA_CRC_LEN, (u8 *)&field, NULL);
+		mpa_rx_walk(sk, 0, plain, mpa_rx_walk_crc, &crc);
+		mpa_rx_walk(sk, plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)
 			return -EAGAIN;
 	}
-	skip = tcp_sk(sk)->copied_seq - TCP_SKB_CB(skb_peek(&sk->sk_receive_queue))->seq +
-	       MPA_HDR_LEN;
-	left = ulen;
-	skb_queue_walk(&sk->sk_receive_queue, skb) {
-		if (!left)
-			break;
-		if (skip >= skb->len) {
-			skip -= skb->len;
-			continue;
-		}
-		n = min(skb->len - skip, left);
-		if (skb_copy_datagram_msg(skb, skip, msg, n)) {
-			iov_iter_revert(&msg->msg_iter, ulen - left);
-			return -EFAULT;
-		}
-		left -= n;
-		skip = 0;
+	room = msg_data_left(msg);
+	if (mpa_rx_walk(sk, MPA_HDR_LEN, ulen, mpa_rx_walk_msg, msg)) {
+		iov_iter_revert(&msg->msg_iter, room - msg_data_left(msg));
+		return -EFAULT;
 	}
 
 	/* consume it: checked above, nothing to copy */
