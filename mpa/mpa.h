@@ -59,7 +59,12 @@
  *	when it is in @tx_buf
  * @tx_buf: the FPDU being sent when no page could hold it, NULL otherwise
  * @tx_pend_off: offset of the unsent rest of that FPDU in @tx_page or @tx_buf
- * @tx_pend_len: length of that rest
+ * @tx_pend_len: length of what MPA holds unsent: that rest, after the
+ *	@tx_head_len octets of a train's first fragment
+ * @tx_head_page: a train's first page fragment, full, when the train goes
+ *	on in @tx_page (a reference of ours), NULL otherwise
+ * @tx_head_off: offset of the unsent octets in @tx_head_page
+ * @tx_head_len: number of those octets, counted in @tx_pend_len
  * @tx_split: octets to send before the rest of the FPDU starts a new skb
  *	(tx_split_test), 0 normally
  * @tx_train: the FPDUs at @tx_page are a train of full segments that
@@ -121,6 +126,9 @@ struct mpa_conn {
 	u8			*tx_buf;
 	u32			tx_pend_off;
 	u32			tx_pend_len;
+	struct page		*tx_head_page;
+	u32			tx_head_off;
+	u32			tx_head_len;
 	u32			tx_split;
 	bool			tx_train;
 	bool			tx_more;

@@ -27,8 +27,12 @@ void mpa_tx_release(struct mpa_conn *c)
 {
 	if (c->tx_page)
 		put_page(c->tx_page);
+	if (c->tx_head_page)
+		put_page(c->tx_head_page);
 	kvfree(c->tx_buf);
 	c->tx_page = NULL;
+	c->tx_head_page = NULL;
+	c->tx_head_len = 0;
 	c->tx_buf = NULL;
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
@@ -51,6 +55,30 @@ static void mpa_tx_fin(struct mpa_conn *c)
 }
 
 /*
+ * Hand what MPA holds to TCP by page reference: a train in two page
+ * fragments goes in one call, so that TCP fills its skbs to the size
+ * goal (64 KiB with GSO) before it pushes.
+ */
+static int mpa_tx_send_pages(struct mpa_conn *c, int flags)
+{
+	u32 cur = c->tx_pend_len - c->tx_head_len;
+	struct bio_vec bv[2];
+	unsigned int n = 0;
+
+	if (c->tx_head_len) {
+		bv[n].bv_page = c->tx_head_page;
+		bv[n].bv_offset = c->tx_head_off;
+		bv[n++].bv_len = c->tx_head_len;
+	}
+	if (cur) {
+		bv[n].bv_page = c->tx_page;
+		bv[n].bv_offset = c->tx_pend_off;
+		bv[n++].bv_len = cur;
+	}
+	return iwarp_tcp_send_pages(c->sk, bv, n, c->tx_pend_len, flags);
+}
+
+/*
  * Send what is left of the current FPDU. tcp_sendmsg_locked() may sleep
  * and release the socket lock: @tx_busy keeps every other path (the
  * write-space worker, shutdown, close) from sending the same octets.
@@ -70,11 +98,14 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
 	while (c->tx_pend_len) {
 		u32 len = c->tx_pend_len;
+		u32 head;
 
 		if (c->tx_split)
 			len = min(len, c->tx_split);
 		c->tx_busy = true;
-		if (c->tx_page)
+		if (c->tx_head_len)
+			ret = mpa_tx_send_pages(c, flags | (c->tx_more ? MSG_MORE : 0));
+		else if (c->tx_page)
 			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len,
 						  flags | (c->tx_more ? MSG_MORE : 0));
 		else
@@ -83,7 +114,10 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
-		c->tx_pend_off += ret;
+		head = min_t(u32, ret, c->tx_head_len);
+		c->tx_head_off += head;
+		c->tx_head_len -= head;
+		c->tx_pend_off += ret - head;
 		c->tx_pend_len -= ret;
 		if (c->tx_split) {
 			c->tx_split -= min_t(u32, c->tx_split, ret);
@@ -260,27 +294,51 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
 
 /*
  * A train: FPDUs of exactly one segment each, sent with MSG_MORE, wait
- * in MPA while they are contiguous in one page fragment (32 KiB), and go
- * to TCP in one call that fills its skbs with whole segments, which TSO
- * and GSO cut at FPDU boundaries. An FPDU of @mss octets can join the
- * pending train if it directly follows it in the same fragment.
+ * in MPA while they are contiguous in at most two page fragments (32 KiB
+ * each, so one GSO skb of 64 KiB can take them all), and go to TCP in one
+ * call that fills its skbs with whole segments, which TSO and GSO cut at
+ * FPDU boundaries. An FPDU of @mss octets can join the pending train if
+ * it directly follows it in the same fragment, or starts the second one.
  */
 static bool mpa_train_room(struct mpa_conn *c, u32 mss)
 {
 	struct page_frag *pfrag = sk_page_frag(c->sk);
+	u32 cur = c->tx_pend_len - c->tx_head_len;
 
-	return c->tx_train && !c->tx_busy && !(c->tx_pend_len % mss) &&
-	       pfrag->page == c->tx_page &&
-	       pfrag->offset == c->tx_pend_off + c->tx_pend_len &&
-	       pfrag->size - pfrag->offset >= mss;
+	if (!c->tx_train || c->tx_busy || c->tx_pend_len % mss)
+		return false;
+	if (pfrag->page == c->tx_page &&
+	    pfrag->offset == c->tx_pend_off + cur &&
+	    pfrag->size - pfrag->offset >= mss)
+		return true;
+	return !c->tx_head_page && cur;
 }
 
-/* where the next FPDU of the train goes (mpa_train_room() said yes) */
+/*
+ * Where the next FPDU of the train goes (mpa_train_room() said yes), or
+ * NULL if it needs a second fragment and there is no memory for one.
+ */
 static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
 {
-	struct page_frag *pfrag = sk_page_frag(c->sk);
-	u8 *buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
+	struct sock *sk = c->sk;
+	struct page_frag *pfrag = sk_page_frag(sk);
+	u32 cur = c->tx_pend_len - c->tx_head_len;
+	u8 *buf;
 
+	if (pfrag->page != c->tx_page ||
+	    pfrag->offset != c->tx_pend_off + cur ||
+	    pfrag->size - pfrag->offset < mss) {
+		if (!skb_page_frag_refill(mss, pfrag, sk->sk_allocation) ||
+		    pfrag->size - pfrag->offset < mss)
+			return NULL;
+		c->tx_head_page = c->tx_page;
+		c->tx_head_off = c->tx_pend_off;
+		c->tx_head_len = cur;
+		c->tx_page = pfrag->page;
+		c->tx_pend_off = pfrag->offset;
+		get_page(c->tx_page);
+	}
+	buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
 	pfrag->offset += mss;
 	return buf;
 }
@@ -323,10 +381,11 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		return sk_stream_error(sk, flags, -EPIPE);
 	train = (flags & MSG_MORE) && !c->markers_tx && !mpa_tx_split_test &&
 		mpa_fpdu_wire_len(0, len, false) == mss;
-	if (train && mpa_train_room(c, mss)) {
+	buf = train && mpa_train_room(c, mss) ? mpa_train_next(c, mss) : NULL;
+	if (buf) {
 		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
-		ret = mpa_fpdu_encode(mpa_train_next(c, mss), mss, pos, false,
-				      c->crc, len, mpa_copy_src, &src);
+		ret = mpa_fpdu_encode(buf, mss, pos, false, c->crc, len,
+				      mpa_copy_src, &src);
 		if (ret < 0) {
 			/* the octets stay unused in the fragment */
 			mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -85,6 +85,50 @@ static inline int iwarp_tcp_send_page(struct sock *sk, struct page *page,
 }
 
 /**
+ * iwarp_tcp_send_pages() - queue parts of pages on a TCP socket, pushed once
+ * @sk: the TCP socket, locked by the caller
+ * @bv: the pieces, in stream order
+ * @n: number of pieces
+ * @len: their total length
+ * @flags: MSG_* flags (MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE)
+ *
+ * Like iwarp_tcp_send_page() for several pieces, which TCP may put into
+ * one skb: the socket is pushed (tcp_push()) only after the last piece.
+ * Up to 6.4 every piece but the last goes with MSG_SENDPAGE_NOTLAST.
+ *
+ * Return: the number of octets queued, or a negative error if none was.
+ */
+static inline int iwarp_tcp_send_pages(struct sock *sk, struct bio_vec *bv,
+				       unsigned int n, size_t len, int flags)
+{
+#if IWARP_HAVE_SENDPAGE
+	unsigned int i;
+	int copied = 0;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		int f = flags;
+
+		if (i + 1 < n)
+			f |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+		ret = do_tcp_sendpages(sk, bv[i].bv_page, bv[i].bv_offset,
+				       bv[i].bv_len, f);
+		if (ret < 0)
+			return copied ? copied : ret;
+		copied += ret;
+		if (ret < bv[i].bv_len)
+			break;
+	}
+	return copied;
+#else
+	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
+	return tcp_sendmsg_locked(sk, &msg, len);
+#endif
+}
+
+/**
  * iwarp_msg_splices_pages() - is this sendmsg() a sendfile() or splice()?
  * @msg: the message given to struct proto's sendmsg
  *
