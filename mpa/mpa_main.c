@@ -143,7 +143,9 @@ void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp)
 
 /*
  * Wait with the socket lock held until @cond holds, an error is
- * pending, the timeout expires or a signal arrives.
+ * pending, the timeout expires or a signal arrives. A sender asks for
+ * every FPDU: when @cond holds already, the wait queue (a lock with
+ * interrupts off, twice) is not touched.
  */
 int mpa_wait(struct mpa_conn *c, long *timeo,
 	     bool (*cond)(const struct mpa_conn *c))
@@ -152,6 +154,8 @@ int mpa_wait(struct mpa_conn *c, long *timeo,
 	struct sock *sk = c->sk;
 	int ret = 0;
 
+	if (cond(c))
+		return 0;
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (!cond(c)) {
 		if (c->err || sk->sk_err) {
