@@ -14,7 +14,8 @@
  * markers off and on (CRC on, or off with --no-crc) in several rounds and
  * prints the medians. --listen-addr/--connect-addr and
  * --sink-netns/--source-netns move the two ends off loopback, e.g. onto a
- * veth pair between two namespaces. Every run also measures the CPU time
+ * veth pair between two namespaces; --sink-cpu/--source-cpu pin each end's
+ * process to a CPU of its own. Every run also measures the CPU time
  * per GB moved: the busy time of the whole machine (CPUs x elapsed - idle,
  * /proc/stat; both ends and the softirq work run on it) and each side's
  * getrusage().
@@ -152,7 +153,7 @@ static void print_usage(FILE *f)
 		"       ddp-bench --table [--rounds N] [--no-crc] [--size N] [--seconds S]\n"
 		"                 [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
-		"           [--source-netns NAME]\n"
+		"           [--source-netns NAME] [--sink-cpu N] [--source-cpu N]\n"
 		"  --mode M     what to measure (default tagged)\n"
 		"  --markers    MPA markers in both directions\n"
 		"  --no-crc     MPA without CRC (needs /sys/module/mpa/parameters/allow_no_crc=1)\n"
@@ -168,6 +169,8 @@ static void print_usage(FILE *f)
 		"  --connect-addr A  source's target (default: the listen address)\n"
 		"  --sink-netns NAME    sink socket in /run/netns/NAME\n"
 		"  --source-netns NAME  source socket in /run/netns/NAME\n"
+		"  --sink-cpu N         pin the sink process to CPU N (default: not pinned)\n"
+		"  --source-cpu N       pin the source process to CPU N (default: not pinned)\n"
 		"  --help       this text\n"
 		"  --version    print the version\n"
 		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
@@ -180,6 +183,21 @@ static const char *listen_addr;		/* NULL: loopback */
 static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
+static int sink_cpu = -1, source_cpu = -1;	/* --sink-cpu, --source-cpu */
+static cpu_set_t own_cpus;	/* the parent's CPUs outside the runs */
+
+/*
+ * Give the parent back its own CPUs. With --source-cpu it runs pinned from
+ * the fork to the end of a run; the next run's sink, forked from it, must
+ * not inherit that pin.
+ */
+static void unpin(void)
+{
+	if (sched_setaffinity(0, sizeof(own_cpus), &own_cpus)) {
+		perror("ddp-bench: sched_setaffinity");
+		exit(1);
+	}
+}
 
 /*
  * Move the calling thread to the network namespace @fd (-1: stay). A
@@ -631,12 +649,14 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	sh->src_cpu_s = -1;
 	src_phase = 0;
 	lfd = make_listener(&port);
+	fflush(NULL);		/* the sink may exit() in iw_bench_pin() */
 	pid = fork();
 	if (pid < 0) {
 		perror("ddp-bench: fork");
 		exit(1);
 	}
 	if (!pid) {
+		iw_bench_pin(sink_cpu, "sink");
 		alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
 		fd = accept(lfd, NULL, NULL);
 		close(lfd);
@@ -650,6 +670,7 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 		_exit(ret ? 1 : 0);
 	}
 	close(lfd);
+	iw_bench_pin(source_cpu, "source");
 	alarm((unsigned int)(secs + warm) + RUN_SLACK_S);
 	len = iw_bench_addr(family, connect_addr ? connect_addr : listen_addr, port, &ss);
 	fd = socket(family, SOCK_STREAM, 0);
@@ -667,6 +688,8 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	    WEXITSTATUS(status))
 		ret = -1;
 	alarm(0);
+	if (source_cpu >= 0)
+		unpin();
 	if (ret) {
 		fprintf(stderr, "ddp-bench: %s: %s\n", c->name,
 			sh->err[0] ? sh->err : "failed");
@@ -720,6 +743,8 @@ static void print_json(const struct cfg *c, size_t size, const struct result *r,
 	printf("\"crc\": %s, ", r->crc ? "true" : "false");
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"batch\": %u, ", c->mode == M_TCP ? 1 : batch);
+	iw_json_num("sink_cpu", sink_cpu, 0);
+	iw_json_num("source_cpu", source_cpu, 0);
 	iw_json_str("path",
 		    iw_bench_path(family, listen_addr, connect_addr, sink_netns, source_netns));
 	iw_json_str("addr", connect_addr ? connect_addr :
@@ -748,6 +773,10 @@ static void print_header(FILE *f, size_t size, double secs, int rounds)
 	}
 	fprintf(f, "ddp-bench: %.1f s per run after a warm-up, %d round(s), MPA CRC %s\n",
 		secs, rounds, no_crc ? "off" : "on");
+	if (source_cpu >= 0)
+		fprintf(f, "ddp-bench: source pinned to CPU %d\n", source_cpu);
+	if (sink_cpu >= 0)
+		fprintf(f, "ddp-bench: sink pinned to CPU %d\n", sink_cpu);
 }
 
 static int run_table(size_t size, double secs, int rounds)
@@ -827,6 +856,8 @@ int main(int argc, char **argv)
 		{ "connect-addr", required_argument, NULL, 'C' },
 		{ "sink-netns", required_argument, NULL, 'N' },
 		{ "source-netns", required_argument, NULL, 'n' },
+		{ "sink-cpu", required_argument, NULL, 'P' },
+		{ "source-cpu", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -898,6 +929,14 @@ int main(int argc, char **argv)
 		case 'n':
 			source_netns = optarg;
 			break;
+		case 'P':
+			if (iw_bench_cpu_arg(optarg, &sink_cpu))
+				goto usage;
+			break;
+		case 'p':
+			if (iw_bench_cpu_arg(optarg, &source_cpu))
+				goto usage;
+			break;
 		case 'V':
 			iw_print_version();
 			return 0;
@@ -916,6 +955,16 @@ int main(int argc, char **argv)
 	if (no_crc && !iw_bench_no_crc_allowed("--no-crc"))
 		return 1;
 	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
+	if (sink_cpu >= 0 || source_cpu >= 0) {
+		/* a CPU that cannot be had fails here, not in every run */
+		if (sched_getaffinity(0, sizeof(own_cpus), &own_cpus)) {
+			perror("ddp-bench: sched_getaffinity");
+			return 1;
+		}
+		iw_bench_pin(sink_cpu, "sink");
+		iw_bench_pin(source_cpu, "source");
+		unpin();
+	}
 	signal(SIGPIPE, SIG_IGN);
 	iw_raise_memlock(0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

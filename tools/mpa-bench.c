@@ -6,7 +6,8 @@
  * the sender (MPA Initiator), a forked child the receiver (MPA Responder).
  * --listen-addr/--connect-addr and --sink-netns/--source-netns move the two
  * ends off loopback, e.g. onto a veth pair between two namespaces (as
- * ddp-bench). Throughput is counted by the receiver after a warm-up, with
+ * ddp-bench); --sink-cpu/--source-cpu pin each end's process to a CPU of
+ * its own. Throughput is counted by the receiver after a warm-up, with
  * the CPU time per GB moved: the machine's busy time (CPUs x elapsed -
  * idle, /proc/stat) and each side's getrusage(). The ping-pong mode measures round trips of
  * 64-octet messages. --table runs the whole matrix (raw TCP and MPA with
@@ -115,6 +116,8 @@ static const char *listen_addr;		/* NULL: loopback */
 static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
+static int sink_cpu = -1, source_cpu = -1;	/* --sink-cpu, --source-cpu */
+static cpu_set_t own_cpus;		/* the parent's CPUs outside the runs */
 
 static void set_err(const char *fmt, ...)
 {
@@ -139,7 +142,7 @@ static void print_usage(FILE *f)
 		"                 [ENDPOINTS]\n"
 		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
-		"           [--source-netns NAME]\n"
+		"           [--source-netns NAME] [--sink-cpu N] [--source-cpu N]\n"
 		"  --size N     message (ULPDU) size in octets, or mulpdu (default 1024)\n"
 		"  --seconds S  measured time of one throughput run (default 2; ping-pong S/2)\n"
 		"  --mode M     tcp (plain sockets) or mpa (the \"mpa\" ULP; default mpa)\n"
@@ -159,6 +162,9 @@ static void print_usage(FILE *f)
 		"  --connect-addr A  sender's target (default: the listen address)\n"
 		"  --sink-netns NAME    receiver socket in /run/netns/NAME\n"
 		"  --source-netns NAME  sender socket in /run/netns/NAME\n"
+		"  --sink-cpu N         pin the receiver process to CPU N (default: not\n"
+		"                       pinned; ping-pong: CPU 0)\n"
+		"  --source-cpu N       pin the sender process to CPU N (likewise)\n"
 		"  --help       this text\n"
 		"  --version    print the version\n"
 		"Exit status: 0 when every run succeeded, 1 otherwise, 2 for usage errors.\n");
@@ -698,6 +704,7 @@ static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
 {
 	int fd, ret = -1;
 
+	iw_bench_pin(sink_cpu, "sink");
 	fd = accept(lfd, NULL, NULL);
 	close(lfd);
 	if (fd < 0) {
@@ -730,30 +737,35 @@ out:
 }
 
 /*
- * Ping-pong runs both ends on CPU 0: under emulation a wakeup across vCPUs
- * can take milliseconds and would be all that is measured. @pin 0 restores
- * the mask saved by @pin 1.
+ * Pin the calling process to @cpu, or (@cpu < 0) give it back its own CPUs.
+ * A run that pins the parent (ping-pong before the fork, --source-cpu after
+ * it) gives them back at its end: the next run's receiver, forked from the
+ * parent, must not inherit the pin.
  */
-static int pin_cpu0(int pin)
+static int set_cpus(int cpu)
 {
-	static cpu_set_t saved;
+	const cpu_set_t *set = &own_cpus;
 	cpu_set_t one;
 
-	if (!pin) {
-		if (sched_setaffinity(0, sizeof(saved), &saved)) {
-			set_err("sched_setaffinity: %s", strerror(errno));
-			return -1;
-		}
-		return 0;
+	if (cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		set = &one;
 	}
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	if (sched_getaffinity(0, sizeof(saved), &saved) ||
-	    sched_setaffinity(0, sizeof(one), &one)) {
+	if (sched_setaffinity(0, sizeof(*set), set)) {
 		set_err("CPU affinity: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The CPU an end runs on in a run: its --sink-cpu or --source-cpu, else
+ * CPU 0 in ping-pong, else none (-1).
+ */
+static int run_cpu(int cpu, int pingpong)
+{
+	return cpu >= 0 ? cpu : pingpong ? 0 : -1;
 }
 
 /*
@@ -766,6 +778,12 @@ static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
 {
 	double warm = secs / 4 < 0.5 ? secs / 4 : 0.5;
 	int lfd, fd = -1, port, status, ret = -1;
+	/*
+	 * Ping-pong runs an end without a CPU of its own on CPU 0: under
+	 * emulation a wakeup across vCPUs can take milliseconds and would be
+	 * all that is measured.
+	 */
+	int cpu0 = pingpong && (sink_cpu < 0 || source_cpu < 0);
 	pid_t pid;
 
 	memset(sh, 0, sizeof(*sh));
@@ -774,24 +792,25 @@ static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
 	tx_phase = 0;
 	errbuf[0] = 0;
 	fflush(NULL);
-	if (pingpong && pin_cpu0(1))
+	if (cpu0 && set_cpus(0))
 		return -1;
 	lfd = make_listener(&port);
 	if (lfd < 0) {
-		if (pingpong)
-			pin_cpu0(0);
+		if (cpu0)
+			set_cpus(-1);
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
 		set_err("fork: %s", strerror(errno));
 		close(lfd);
-		if (pingpong)
-			pin_cpu0(0);
+		if (cpu0)
+			set_cpus(-1);
 		return -1;
 	}
 	if (!pid)
 		child_main(lfd, c, size, pingpong, warm, secs);
+	iw_bench_pin(source_cpu, "source");
 	fd = connect_to(port);
 	close(lfd);
 	if (fd < 0)
@@ -816,7 +835,7 @@ reap:
 		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	if (fd >= 0 && ret)
 		close(fd);	/* unblock the child */
-	if (pingpong && pin_cpu0(0))
+	if ((cpu0 || source_cpu >= 0) && set_cpus(-1))
 		ret = -1;
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
@@ -930,6 +949,8 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
 	printf("\"batch\": %u, ", c->eor ? 1 : batch);
+	iw_json_num("sink_cpu", run_cpu(sink_cpu, pingpong), 0);
+	iw_json_num("source_cpu", run_cpu(source_cpu, pingpong), 0);
 	iw_json_str("path",
 		    iw_bench_path(family, listen_addr, connect_addr, sink_netns, source_netns));
 	iw_json_str("addr", connect_addr ? connect_addr :
@@ -957,6 +978,10 @@ static void print_header(FILE *o)
 			sink_netns ? sink_netns : "-", source_netns ? source_netns : "-",
 			connect_addr ? connect_addr :
 			listen_addr ? listen_addr : "loopback");
+	if (source_cpu >= 0)
+		fprintf(o, "sender pinned to CPU %d (--source-cpu)\n", source_cpu);
+	if (sink_cpu >= 0)
+		fprintf(o, "receiver pinned to CPU %d (--sink-cpu)\n", sink_cpu);
 	f = fopen("/proc/crypto", "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		char val[128];
@@ -1062,7 +1087,12 @@ static int run_table(double secs, int rounds)
 	fprintf(o, "runs: %d rounds, interleaved, %.2g s measured after %.2g s warm-up; medians\n",
 		rounds, secs, secs / 4 < 0.5 ? secs / 4 : 0.5);
 	fprintf(o, "raw TCP: default options (Nagle on) for throughput, TCP_NODELAY for RTT\n");
-	fprintf(o, "RTT: both ends pinned to CPU 0, %.2g s after 0.2 s warm-up\n", secs / 2);
+	if (sink_cpu < 0 && source_cpu < 0)
+		fprintf(o, "RTT: both ends pinned to CPU 0,");
+	else
+		fprintf(o, "RTT: sender pinned to CPU %d, receiver to CPU %d,",
+			run_cpu(source_cpu, 1), run_cpu(sink_cpu, 1));
+	fprintf(o, " %.2g s after 0.2 s warm-up\n", secs / 2);
 	fflush(o);
 
 	for (r = 0; r < rounds; r++) {
@@ -1172,6 +1202,8 @@ int main(int argc, char **argv)
 		{ "connect-addr", required_argument, NULL, 'C' },
 		{ "sink-netns", required_argument, NULL, 'N' },
 		{ "source-netns", required_argument, NULL, 'S' },
+		{ "sink-cpu", required_argument, NULL, 'P' },
+		{ "source-cpu", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -1255,6 +1287,14 @@ int main(int argc, char **argv)
 		case 'S':
 			source_netns = optarg;
 			break;
+		case 'P':
+			if (iw_bench_cpu_arg(optarg, &sink_cpu))
+				goto usage;
+			break;
+		case 'Q':
+			if (iw_bench_cpu_arg(optarg, &source_cpu))
+				goto usage;
+			break;
 		case 'h':
 			print_usage(stdout);
 			return 0;
@@ -1273,6 +1313,19 @@ int main(int argc, char **argv)
 	    !iw_bench_no_crc_allowed("no CRC"))
 		return 1;
 	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
+	if (sched_getaffinity(0, sizeof(own_cpus), &own_cpus)) {
+		perror("mpa-bench: sched_getaffinity");
+		return 1;
+	}
+	if (sink_cpu >= 0 || source_cpu >= 0) {
+		/* a CPU that cannot be had fails here, not in every run */
+		iw_bench_pin(sink_cpu, "sink");
+		iw_bench_pin(source_cpu, "source");
+		if (set_cpus(-1)) {
+			fprintf(stderr, "mpa-bench: %s\n", errbuf);
+			return 1;
+		}
+	}
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

@@ -2,14 +2,16 @@
 /*
  * libiwarp: the pieces mpa-bench and ddp-bench share: CPU time marks and
  * CPU seconds per GB, medians, the JSON members of their --json lines,
- * and the endpoints (addresses, network namespaces) of their command
- * lines. The command-line calls print "program: message" and exit on a
- * bad argument, as iw_msg.c does.
+ * and the endpoints (addresses, network namespaces, CPUs) of their
+ * command lines. The command-line calls print "program: message" and exit
+ * on a bad argument, as iw_msg.c does.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +284,52 @@ void iw_bench_netns(const char *sink_netns, const char *source_netns,
 		*sink_fd = open_netns(sink_netns);
 	if (source_netns)
 		*source_fd = open_netns(source_netns);
+}
+
+/**
+ * iw_bench_cpu_arg() - the argument of --sink-cpu or --source-cpu
+ * @arg: the argument, a decimal CPU number
+ * @cpu: out: the CPU
+ *
+ * Return: 0, or -1 when @arg is not a number from 0 to CPU_SETSIZE - 1
+ * (a usage error of the caller's).
+ */
+int iw_bench_cpu_arg(const char *arg, int *cpu)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*arg))
+		return -1;
+	v = strtol(arg, &end, 10);
+	if (*end || v >= CPU_SETSIZE)
+		return -1;
+	*cpu = v;
+	return 0;
+}
+
+/**
+ * iw_bench_pin() - pin the calling process to one CPU
+ * @cpu: the CPU (below CPU_SETSIZE); negative: leave the process alone
+ * @who: the process's role, for the message, e.g. "sink"
+ *
+ * Each end of a benchmark calls it after the fork with its own CPU, so that
+ * the two ends of one machine run where the two hosts they model would. A
+ * CPU that is offline, missing or outside the caller's cpuset exits with
+ * status 1 after "@who: cannot pin to CPU N: ..." on stderr.
+ */
+void iw_bench_pin(int cpu, const char *who)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		iw_msg("%s: cannot pin to CPU %d: %s", who, cpu, strerror(errno));
+		exit(1);
+	}
 }
 
 /**

@@ -155,6 +155,8 @@ socklen_t iw_bench_addr(int family, const char *addr, int port,
 			struct sockaddr_storage *ss);
 void iw_bench_netns(const char *sink_netns, const char *source_netns,
 		    int *sink_fd, int *source_fd, int *orig_fd);
+int iw_bench_cpu_arg(const char *arg, int *cpu);
+void iw_bench_pin(int cpu, const char *who);
 bool iw_bench_no_crc_allowed(const char *what);
 
 #endif /* _LIBIWARP_H */
