@@ -225,6 +225,7 @@ enum mpa_mib_field {
 	MPA_MIB_RX_FPDUS,
 	MPA_MIB_RX_OCTETS,
 	MPA_MIB_RX_DIRECT,	/* ULPDUs copied from TCP straight to recvmsg() */
+	MPA_MIB_TX_TRAINS,	/* FPDU trains handed to TCP */
 	MPA_MIB_MAX
 };
 

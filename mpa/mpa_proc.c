@@ -39,6 +39,7 @@ static const char *const mpa_mib_names[MPA_MIB_MAX] = {
 	[MPA_MIB_RX_FPDUS]	= "MpaRxFpdus",
 	[MPA_MIB_RX_OCTETS]	= "MpaRxOctets",
 	[MPA_MIB_RX_DIRECT]	= "MpaRxDirect",
+	[MPA_MIB_TX_TRAINS]	= "MpaTxTrains",
 };
 
 /*

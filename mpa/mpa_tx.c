@@ -126,6 +126,8 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 				TCP_SKB_CB(skb)->eor = 1;
 		}
 	}
+	if (c->tx_train)
+		mpa_mib_inc(c, MPA_MIB_TX_TRAINS);
 	mpa_tx_release(c);
 	if (c->tx_fin)
 		mpa_tx_fin(c);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,7 +28,7 @@ static const char stat_names[][32] = {
 	"MpaStartupFailed", "MpaStartupTimeouts", "MpaRev0", "MpaRev1",
 	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
 	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
-	"MpaRxOctets", "MpaRxDirect",
+	"MpaRxOctets", "MpaRxDirect", "MpaTxTrains",
 };
 
 #define NSTATS ARRAY_SIZE(stat_names)
@@ -34,7 +36,7 @@ static const char stat_names[][32] = {
 enum {
 	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
 	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
-	RX_DIRECT,
+	RX_DIRECT, TX_TRAINS,
 };
 
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */
@@ -156,6 +158,86 @@ TEST_F(stat, reject_crc_error_and_timeout)
 	EXPECT_EQ(0, self->v[ERR3]);
 	EXPECT_EQ(1, self->v[ERR4]);
 	EXPECT_EQ(0, self->v[RX_FPDUS]);
+}
+
+/* wait until TCP holds no unacknowledged data on @fd */
+static int all_acked(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		len = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+			return -1;
+		if (!ti.tcpi_unacked)
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
+/*
+ * An FPDU train longer than one page fragment. With an MSS of 1448 (a
+ * multiple of 4; 1436 with timestamps, also one), sendmmsg() of 40
+ * ULPDUs of MULPDU octets gives 39 FPDUs of one full segment each with
+ * MSG_MORE (56 KB) and a last one without. Once everything sent before
+ * is acknowledged and read, nothing holds the task's 32 KiB page
+ * fragment and the train starts at its beginning: 22 FPDUs fit, the
+ * train goes on in a second fragment and TCP takes the 39 in one call:
+ * one train (a train bound to one fragment would make two). The last
+ * FPDU is not part of it.
+ */
+TEST_F(stat, train_spans_two_page_fragments)
+{
+	static char buf[40 * 1500], got[1500];
+	int mss = 1448, lfd, fds[2], i;
+	struct sockaddr_storage addr;
+	struct mmsghdr v[40];
+	struct iovec iov[40];
+	socklen_t alen;
+	__u32 mulpdu;
+
+	lfd = iw_loopback_listen(AF_INET, &addr, &alen);
+	ASSERT_LE(0, lfd);
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fds[0]);
+	ASSERT_EQ(0, setsockopt(fds[0], IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)));
+	ASSERT_EQ(0, connect(fds[0], (struct sockaddr *)&addr, alen));
+	fds[1] = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, fds[1]);
+	close(lfd);
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, iw_mpa_respond(fds[1], RAW_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS));
+
+	ASSERT_EQ(0, all_acked(fds[0]));
+	ASSERT_EQ(0, all_acked(fds[1]));
+	mulpdu = iw_mpa_info_of(fds[0]).mulpdu;
+	ASSERT_GE(1442, mulpdu);
+	ASSERT_LE(1430, mulpdu);
+	mt_fill(buf, sizeof(buf), 7);
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 40; i++) {
+		iov[i].iov_base = buf + i * mulpdu;
+		iov[i].iov_len = mulpdu;
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	ASSERT_EQ(40, sendmmsg(fds[0], v, 40, 0));
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(mulpdu, iw_readn(fds[1], got, mulpdu, RAW_TMO_MS));
+		EXPECT_EQ(0, memcmp(got, buf + i * mulpdu, mulpdu));
+	}
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(40, self->v[TX_FPDUS]);
+	EXPECT_EQ(1, self->v[TX_TRAINS]);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 /* ---- tracepoints ---- */
