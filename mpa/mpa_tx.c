@@ -55,27 +55,28 @@ static void mpa_tx_fin(struct mpa_conn *c)
 }
 
 /*
- * Hand what MPA holds to TCP by page reference: a train in two page
- * fragments goes in one call, so that TCP fills its skbs to the size
- * goal (64 KiB with GSO) before it pushes.
+ * Hand @len octets of what MPA holds to TCP by page reference: the rest
+ * of a train's first page fragment and what follows in @tx_page go in one
+ * call, so that TCP fills its skbs to the size goal (64 KiB with GSO)
+ * before it pushes.
  */
-static int mpa_tx_send_pages(struct mpa_conn *c, int flags)
+static int mpa_tx_send_pages(struct mpa_conn *c, u32 len, int flags)
 {
-	u32 cur = c->tx_pend_len - c->tx_head_len;
+	u32 head = min(len, c->tx_head_len);
 	struct bio_vec bv[2];
 	unsigned int n = 0;
 
-	if (c->tx_head_len) {
+	if (head) {
 		bv[n].bv_page = c->tx_head_page;
 		bv[n].bv_offset = c->tx_head_off;
-		bv[n++].bv_len = c->tx_head_len;
+		bv[n++].bv_len = head;
 	}
-	if (cur) {
+	if (len > head) {
 		bv[n].bv_page = c->tx_page;
 		bv[n].bv_offset = c->tx_pend_off;
-		bv[n++].bv_len = cur;
+		bv[n++].bv_len = len - head;
 	}
-	return iwarp_tcp_send_pages(c->sk, bv, n, c->tx_pend_len, flags);
+	return iwarp_tcp_send_pages(c->sk, bv, n, len, flags);
 }
 
 /*
@@ -103,11 +104,8 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 		if (c->tx_split)
 			len = min(len, c->tx_split);
 		c->tx_busy = true;
-		if (c->tx_head_len)
-			ret = mpa_tx_send_pages(c, flags | (c->tx_more ? MSG_MORE : 0));
-		else if (c->tx_page)
-			ret = iwarp_tcp_send_page(sk, c->tx_page, c->tx_pend_off, len,
-						  flags | (c->tx_more ? MSG_MORE : 0));
+		if (c->tx_page)
+			ret = mpa_tx_send_pages(c, len, flags | (c->tx_more ? MSG_MORE : 0));
 		else
 			ret = mpa_send_raw(c, c->tx_buf + c->tx_pend_off, len,
 					   MSG_EOR | flags);
@@ -302,18 +300,22 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
  * FPDU boundaries. An FPDU of @mss octets can join the pending train if
  * it directly follows it in the same fragment, or starts the second one.
  */
+/* an FPDU of @mss octets fits right after the train in its fragment */
+static bool mpa_train_follows(const struct mpa_conn *c,
+			      const struct page_frag *pfrag, u32 mss)
+{
+	return pfrag->page == c->tx_page &&
+	       pfrag->offset == c->tx_pend_off + c->tx_pend_len - c->tx_head_len &&
+	       pfrag->size - pfrag->offset >= mss;
+}
+
 static bool mpa_train_room(struct mpa_conn *c, u32 mss)
 {
-	struct page_frag *pfrag = sk_page_frag(c->sk);
-	u32 cur = c->tx_pend_len - c->tx_head_len;
-
 	if (!c->tx_train || c->tx_busy || c->tx_pend_len % mss)
 		return false;
-	if (pfrag->page == c->tx_page &&
-	    pfrag->offset == c->tx_pend_off + cur &&
-	    pfrag->size - pfrag->offset >= mss)
-		return true;
-	return !c->tx_head_page && cur;
+	/* else the second fragment: once, after a non-empty first */
+	return mpa_train_follows(c, sk_page_frag(c->sk), mss) ||
+	       (!c->tx_head_page && c->tx_pend_len);
 }
 
 /*
@@ -324,18 +326,15 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
 {
 	struct sock *sk = c->sk;
 	struct page_frag *pfrag = sk_page_frag(sk);
-	u32 cur = c->tx_pend_len - c->tx_head_len;
 	u8 *buf;
 
-	if (pfrag->page != c->tx_page ||
-	    pfrag->offset != c->tx_pend_off + cur ||
-	    pfrag->size - pfrag->offset < mss) {
+	if (!mpa_train_follows(c, pfrag, mss)) {
 		if (!skb_page_frag_refill(mss, pfrag, sk->sk_allocation) ||
 		    pfrag->size - pfrag->offset < mss)
 			return NULL;
 		c->tx_head_page = c->tx_page;
 		c->tx_head_off = c->tx_pend_off;
-		c->tx_head_len = cur;
+		c->tx_head_len = c->tx_pend_len;
 		c->tx_page = pfrag->page;
 		c->tx_pend_off = pfrag->offset;
 		get_page(c->tx_page);

@@ -57,34 +57,6 @@
 #endif
 
 /**
- * iwarp_tcp_send_page() - queue part of a page on a TCP socket
- * @sk: the TCP socket, locked by the caller
- * @page: the page (a compound page may be longer than PAGE_SIZE)
- * @offset: offset of the data in @page
- * @len: number of octets
- * @flags: MSG_* flags (MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE)
- *
- * TCP takes a reference to the page instead of copying it, as
- * do_tcp_sendpages() did up to 6.4.
- *
- * Return: the number of octets queued, or a negative error.
- */
-static inline int iwarp_tcp_send_page(struct sock *sk, struct page *page,
-				      int offset, size_t len, int flags)
-{
-#if IWARP_HAVE_SENDPAGE
-	return do_tcp_sendpages(sk, page, offset, len, flags);
-#else
-	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
-	struct bio_vec bvec;
-
-	bvec_set_page(&bvec, page, len, offset);
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bvec, 1, len);
-	return tcp_sendmsg_locked(sk, &msg, len);
-#endif
-}
-
-/**
  * iwarp_tcp_send_pages() - queue parts of pages on a TCP socket, pushed once
  * @sk: the TCP socket, locked by the caller
  * @bv: the pieces, in stream order
@@ -92,9 +64,11 @@ static inline int iwarp_tcp_send_page(struct sock *sk, struct page *page,
  * @len: their total length
  * @flags: MSG_* flags (MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE)
  *
- * Like iwarp_tcp_send_page() for several pieces, which TCP may put into
- * one skb: the socket is pushed (tcp_push()) only after the last piece.
- * Up to 6.4 every piece but the last goes with MSG_SENDPAGE_NOTLAST.
+ * TCP takes references to the pages instead of copying them (6.5 and
+ * later: MSG_SPLICE_PAGES with a bio_vec iterator; before,
+ * do_tcp_sendpages() per piece) and may put the pieces into one skb: the
+ * socket is pushed (tcp_push()) only after the last one. Up to 6.4 every
+ * piece but the last goes with MSG_SENDPAGE_NOTLAST.
  *
  * Return: the number of octets queued, or a negative error if none was.
  */
