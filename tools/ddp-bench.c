@@ -184,20 +184,6 @@ static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 static int sink_cpu = -1, source_cpu = -1;	/* --sink-cpu, --source-cpu */
-static cpu_set_t own_cpus;	/* the parent's CPUs outside the runs */
-
-/*
- * Give the parent back its own CPUs. With --source-cpu it runs pinned from
- * the fork to the end of a run; the next run's sink, forked from it, must
- * not inherit that pin.
- */
-static void unpin(void)
-{
-	if (sched_setaffinity(0, sizeof(own_cpus), &own_cpus)) {
-		perror("ddp-bench: sched_setaffinity");
-		exit(1);
-	}
-}
 
 /*
  * Move the calling thread to the network namespace @fd (-1: stay). A
@@ -688,8 +674,8 @@ static int run_one(const struct cfg *c, size_t size, double secs,
 	    WEXITSTATUS(status))
 		ret = -1;
 	alarm(0);
-	if (source_cpu >= 0)
-		unpin();
+	/* the source (this process) was pinned from the fork on */
+	iw_bench_unpin();
 	if (ret) {
 		fprintf(stderr, "ddp-bench: %s: %s\n", c->name,
 			sh->err[0] ? sh->err : "failed");
@@ -955,16 +941,10 @@ int main(int argc, char **argv)
 	if (no_crc && !iw_bench_no_crc_allowed("--no-crc"))
 		return 1;
 	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
-	if (sink_cpu >= 0 || source_cpu >= 0) {
-		/* a CPU that cannot be had fails here, not in every run */
-		if (sched_getaffinity(0, sizeof(own_cpus), &own_cpus)) {
-			perror("ddp-bench: sched_getaffinity");
-			return 1;
-		}
-		iw_bench_pin(sink_cpu, "sink");
-		iw_bench_pin(source_cpu, "source");
-		unpin();
-	}
+	/* a CPU that cannot be had fails here, not in every run */
+	iw_bench_pin(sink_cpu, "sink");
+	iw_bench_pin(source_cpu, "source");
+	iw_bench_unpin();
 	signal(SIGPIPE, SIG_IGN);
 	iw_raise_memlock(0);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

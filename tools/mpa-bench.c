@@ -117,7 +117,6 @@ static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
 static int sink_ns_fd = -1, source_ns_fd = -1, orig_ns_fd = -1;
 static int sink_cpu = -1, source_cpu = -1;	/* --sink-cpu, --source-cpu */
-static cpu_set_t own_cpus;		/* the parent's CPUs outside the runs */
 
 static void set_err(const char *fmt, ...)
 {
@@ -737,29 +736,6 @@ out:
 }
 
 /*
- * Pin the calling process to @cpu, or (@cpu < 0) give it back its own CPUs.
- * A run that pins the parent (ping-pong before the fork, --source-cpu after
- * it) gives them back at its end: the next run's receiver, forked from the
- * parent, must not inherit the pin.
- */
-static int set_cpus(int cpu)
-{
-	const cpu_set_t *set = &own_cpus;
-	cpu_set_t one;
-
-	if (cpu >= 0) {
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		set = &one;
-	}
-	if (sched_setaffinity(0, sizeof(*set), set)) {
-		set_err("CPU affinity: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * The CPU an end runs on in a run: its --sink-cpu or --source-cpu, else
  * CPU 0 in ping-pong, else none (-1).
  */
@@ -792,20 +768,18 @@ static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
 	tx_phase = 0;
 	errbuf[0] = 0;
 	fflush(NULL);
-	if (cpu0 && set_cpus(0))
-		return -1;
+	if (cpu0)
+		iw_bench_pin(0, "ping-pong");
 	lfd = make_listener(&port);
 	if (lfd < 0) {
-		if (cpu0)
-			set_cpus(-1);
+		iw_bench_unpin();
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
 		set_err("fork: %s", strerror(errno));
 		close(lfd);
-		if (cpu0)
-			set_cpus(-1);
+		iw_bench_unpin();
 		return -1;
 	}
 	if (!pid)
@@ -835,8 +809,12 @@ reap:
 		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	if (fd >= 0 && ret)
 		close(fd);	/* unblock the child */
-	if ((cpu0 || source_cpu >= 0) && set_cpus(-1))
-		ret = -1;
+	/*
+	 * A run that pinned this process (ping-pong before the fork,
+	 * --source-cpu after it) gives it back its CPUs: the next run's
+	 * receiver, forked from it, must not inherit the pin.
+	 */
+	iw_bench_unpin();
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
 		char own[sizeof(errbuf)];
@@ -1313,19 +1291,10 @@ int main(int argc, char **argv)
 	    !iw_bench_no_crc_allowed("no CRC"))
 		return 1;
 	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
-	if (sched_getaffinity(0, sizeof(own_cpus), &own_cpus)) {
-		perror("mpa-bench: sched_getaffinity");
-		return 1;
-	}
-	if (sink_cpu >= 0 || source_cpu >= 0) {
-		/* a CPU that cannot be had fails here, not in every run */
-		iw_bench_pin(sink_cpu, "sink");
-		iw_bench_pin(source_cpu, "source");
-		if (set_cpus(-1)) {
-			fprintf(stderr, "mpa-bench: %s\n", errbuf);
-			return 1;
-		}
-	}
+	/* a CPU that cannot be had fails here, not in every run */
+	iw_bench_pin(sink_cpu, "sink");
+	iw_bench_pin(source_cpu, "source");
+	iw_bench_unpin();
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {

@@ -308,15 +308,20 @@ int iw_bench_cpu_arg(const char *arg, int *cpu)
 	return 0;
 }
 
+/* the CPUs of the process before its first iw_bench_pin() */
+static cpu_set_t own_cpus;
+static bool own_cpus_saved;
+
 /**
  * iw_bench_pin() - pin the calling process to one CPU
  * @cpu: the CPU (below CPU_SETSIZE); negative: leave the process alone
  * @who: the process's role, for the message, e.g. "sink"
  *
  * Each end of a benchmark calls it after the fork with its own CPU, so that
- * the two ends of one machine run where the two hosts they model would. A
- * CPU that is offline, missing or outside the caller's cpuset exits with
- * status 1 after "@who: cannot pin to CPU N: ..." on stderr.
+ * the two ends of one machine run where the two hosts they model would. The
+ * first call keeps the CPUs the process had, for iw_bench_unpin(). A CPU
+ * that is offline, missing or outside the caller's cpuset exits with status
+ * 1 after "@who: cannot pin to CPU N: ..." on stderr.
  */
 void iw_bench_pin(int cpu, const char *who)
 {
@@ -324,10 +329,34 @@ void iw_bench_pin(int cpu, const char *who)
 
 	if (cpu < 0)
 		return;
+	if (!own_cpus_saved) {
+		if (sched_getaffinity(0, sizeof(own_cpus), &own_cpus)) {
+			iw_msg("sched_getaffinity: %s", strerror(errno));
+			exit(1);
+		}
+		own_cpus_saved = true;
+	}
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
 		iw_msg("%s: cannot pin to CPU %d: %s", who, cpu, strerror(errno));
+		exit(1);
+	}
+}
+
+/**
+ * iw_bench_unpin() - give the calling process back its own CPUs
+ *
+ * The CPUs it had before its first iw_bench_pin(); nothing if it never
+ * pinned. A benchmark whose parent process pins itself for a run calls it
+ * at the end of the run, so that the next run's child, forked from the
+ * parent, does not inherit the pin. Exits with status 1 when
+ * sched_setaffinity() fails.
+ */
+void iw_bench_unpin(void)
+{
+	if (own_cpus_saved && sched_setaffinity(0, sizeof(own_cpus), &own_cpus)) {
+		iw_msg("sched_setaffinity: %s", strerror(errno));
 		exit(1);
 	}
 }

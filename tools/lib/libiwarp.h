@@ -157,6 +157,7 @@ void iw_bench_netns(const char *sink_netns, const char *source_netns,
 		    int *sink_fd, int *source_fd, int *orig_fd);
 int iw_bench_cpu_arg(const char *arg, int *cpu);
 void iw_bench_pin(int cpu, const char *who);
+void iw_bench_unpin(void);
 bool iw_bench_no_crc_allowed(const char *what);
 
 #endif /* _LIBIWARP_H */
