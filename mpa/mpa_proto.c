@@ -351,6 +351,20 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 	if (wire > size)
 		return -ENOSPC;
 
+	if (!markers) {
+		/* header, ULPDU, pad and CRC in one run each */
+		crc_off = wire - MPA_CRC_LEN;
+		put_unaligned_be16(ulpdu_len, out);
+		if (ulpdu_len) {
+			ret = copy(ctx, out + MPA_HDR_LEN, ulpdu_len);
+			if (ret)
+				return ret;
+		}
+		memset(out + MPA_HDR_LEN + ulpdu_len, 0, mpa_pad_len(ulpdu_len));
+		put_unaligned_le32(crc ? ~crc32c(~0U, out, crc_off) : 0, out + crc_off);
+		return wire;
+	}
+
 	put_unaligned_be16(ulpdu_len, field);
 	ret = mpa_enc_put(&e, field, MPA_HDR_LEN, NULL, NULL);
 	if (!ret)
@@ -477,6 +491,24 @@ static int mpa_dec_error(struct mpa_dec *rx, u32 err)
 	if (err == MPA_ERR_CRC)
 		rx->crc_errors++;
 	return MPA_DEC_ERROR;
+}
+
+/**
+ * mpa_dec_skip() - account for a whole FPDU that the caller consumed itself
+ * @rx: an idle decoder of a stream without markers
+ * @ulpdu_len: the FPDU's ULPDU_Length
+ *
+ * For a caller that checked the FPDU's CRC and copied its ULPDU on its
+ * own: the decoder's position, counters and @rx->ulpdu_len become what
+ * mpa_dec_feed() would have left after that FPDU, without its octets.
+ */
+void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len)
+{
+	rx->fpdu_start = rx->pos;
+	rx->ulpdu_len = ulpdu_len;
+	rx->have = mpa_dec_need(rx);
+	rx->pos += mpa_fpdu_wire_len(rx->pos, ulpdu_len, false);
+	rx->ulpdus++;
 }
 
 /**

@@ -167,6 +167,7 @@ struct mpa_dec {
 
 void mpa_dec_init(struct mpa_dec *rx, u8 *buf, bool markers, bool crc);
 int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed);
+void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len);
 bool mpa_dec_idle(const struct mpa_dec *rx);
 bool mpa_dec_placing(const struct mpa_dec *rx);
 

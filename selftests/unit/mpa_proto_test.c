@@ -625,6 +625,36 @@ TEST(copy_calls)
 	ASSERT_EQ(0, s.calls);
 }
 
+/*
+ * Without markers the encoder takes its own path: it must write the same
+ * octets as the marker path where no marker falls (stream positions 4 to
+ * 512), pad included, whatever the buffer held before.
+ */
+TEST(plain_path_matches_marker_path)
+{
+	static u8 a[600], b[600];
+	struct src_ctx s;
+	u32 len;
+	int wa, wb;
+
+	fill_pattern(srcbuf, 600, 7);
+	for (len = 0; len <= 494; len++) {
+		memset(a, 0xa5, sizeof(a));
+		memset(b, 0x5a, sizeof(b));
+		memset(&s, 0, sizeof(s));
+		s.src = srcbuf;
+		wa = mpa_fpdu_encode(a, sizeof(a), 4, false, true, len, src_copy, &s);
+		ASSERT_EQ(len ? 1 : 0, s.calls);
+		memset(&s, 0, sizeof(s));
+		s.src = srcbuf;
+		wb = mpa_fpdu_encode(b, sizeof(b), 4, true, true, len, src_copy, &s);
+		ASSERT_EQ(wb, wa);
+		ASSERT_EQ(0, memcmp(a, b, wa));
+		/* nothing written past the FPDU */
+		ASSERT_EQ(0xa5, a[wa]);
+	}
+}
+
 /* ---- errors ---- */
 
 TEST(crc_error)
@@ -734,6 +764,44 @@ TEST(feed_empty)
 	ASSERT_EQ(MPA_DEC_MORE, mpa_dec_feed(&rx, NULL, 0, &used));
 	ASSERT_EQ(0, used);
 	ASSERT_EQ(0, rx.pos);
+}
+
+/*
+ * mpa_dec_skip() leaves the decoder as feeding the FPDU would: same
+ * position, counters and ULPDU length, and the next FPDU decodes alike.
+ */
+TEST(skip_equals_feed)
+{
+	static u8 w[3 * 1500], ua[1500], ub[1500];
+	struct mpa_dec a, b;
+	u32 len, used, w1, w2;
+
+	fill_pattern(srcbuf, 3000, 3);
+	for (len = 0; len <= 1400; len += len < 8 ? 1 : 97) {
+		w1 = enc(w, sizeof(w), 0, false, true, srcbuf, len);
+		w2 = enc(w + w1, sizeof(w) - w1, 0, false, true, srcbuf + len, 77);
+		mpa_dec_init(&a, ua, false, true);
+		mpa_dec_init(&b, ub, false, true);
+		a.pos = 4 * len;
+		b.pos = a.pos;
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w, w1, &used));
+		ASSERT_EQ(w1, used);
+		mpa_dec_skip(&b, len);
+		ASSERT_EQ(a.pos, b.pos);
+		ASSERT_EQ(a.fpdu_start, b.fpdu_start);
+		ASSERT_EQ(a.ulpdu_len, b.ulpdu_len);
+		ASSERT_EQ(a.have, b.have);
+		ASSERT_EQ(a.ulpdus, b.ulpdus);
+		ASSERT_TRUE(mpa_dec_idle(&b));
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w + w1, w2, &used));
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&b, w + w1, w2, &used));
+		ASSERT_EQ(w2, used);
+		ASSERT_EQ(77, b.ulpdu_len);
+		ASSERT_EQ(0, memcmp(ub, srcbuf + len, 77));
+		ASSERT_EQ(a.pos, b.pos);
+		ASSERT_EQ(a.ulpdus, b.ulpdus);
+		ASSERT_EQ(2, b.ulpdus);
+	}
 }
 
 /* ---- startup frames ---- */
