@@ -8,6 +8,7 @@
 #ifndef _MPA_H
 #define _MPA_H
 
+#include <linux/bvec.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
@@ -21,6 +22,13 @@
 
 /* largest "last streaming message" MPA_START accepts */
 #define MPA_MAX_LSM_LEN	65536
+
+/*
+ * Page fragments one FPDU train may span: a GSO skb of 64 KiB takes 45
+ * full segments of an Ethernet MTU, and a train starts wherever the
+ * task's 32 KiB fragment has room left.
+ */
+#define MPA_TRAIN_FRAGS	3
 
 /**
  * struct mpa_conn - per-socket MPA context
@@ -60,11 +68,12 @@
  * @tx_buf: the FPDU being sent when no page could hold it, NULL otherwise
  * @tx_pend_off: offset of the unsent rest of that FPDU in @tx_page or @tx_buf
  * @tx_pend_len: length of what MPA holds unsent: that rest, after the
- *	@tx_head_len octets of a train's first fragment
- * @tx_head_page: a train's first page fragment, full, when the train goes
- *	on in @tx_page (a reference of ours), NULL otherwise
- * @tx_head_off: offset of the unsent octets in @tx_head_page
- * @tx_head_len: number of those octets, counted in @tx_pend_len
+ *	@tx_frag_len octets of a train's earlier fragments
+ * @tx_frag: a train's earlier page fragments, full, when the train goes on
+ *	in @tx_page: each a reference of ours, and the range of its unsent
+ *	octets (empty once sent)
+ * @tx_nfrag: number of entries in @tx_frag
+ * @tx_frag_len: unsent octets in @tx_frag, counted in @tx_pend_len
  * @tx_split: octets to send before the rest of the FPDU starts a new skb
  *	(tx_split_test), 0 normally
  * @tx_train: the FPDUs at @tx_page are a train of full segments that
@@ -126,9 +135,9 @@ struct mpa_conn {
 	u8			*tx_buf;
 	u32			tx_pend_off;
 	u32			tx_pend_len;
-	struct page		*tx_head_page;
-	u32			tx_head_off;
-	u32			tx_head_len;
+	struct bio_vec		tx_frag[MPA_TRAIN_FRAGS - 1];
+	u8			tx_nfrag;
+	u32			tx_frag_len;
 	u32			tx_split;
 	bool			tx_train;
 	bool			tx_more;

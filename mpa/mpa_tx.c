@@ -27,12 +27,11 @@ void mpa_tx_release(struct mpa_conn *c)
 {
 	if (c->tx_page)
 		put_page(c->tx_page);
-	if (c->tx_head_page)
-		put_page(c->tx_head_page);
+	while (c->tx_nfrag)
+		put_page(c->tx_frag[--c->tx_nfrag].bv_page);
 	kvfree(c->tx_buf);
 	c->tx_page = NULL;
-	c->tx_head_page = NULL;
-	c->tx_head_len = 0;
+	c->tx_frag_len = 0;
 	c->tx_buf = NULL;
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
@@ -55,28 +54,48 @@ static void mpa_tx_fin(struct mpa_conn *c)
 }
 
 /*
- * Hand @len octets of what MPA holds to TCP by page reference: the rest
- * of a train's first page fragment and what follows in @tx_page go in one
- * call, so that TCP fills its skbs to the size goal (64 KiB with GSO)
- * before it pushes.
+ * Hand @len octets of what MPA holds to TCP by page reference: what is
+ * left in a train's earlier page fragments and what follows in @tx_page
+ * go in one call, so that TCP fills its skbs to the size goal (64 KiB
+ * with GSO) before it pushes.
  */
 static int mpa_tx_send_pages(struct mpa_conn *c, u32 len, int flags)
 {
-	u32 head = min(len, c->tx_head_len);
-	struct bio_vec bv[2];
-	unsigned int n = 0;
+	struct bio_vec bv[MPA_TRAIN_FRAGS];
+	unsigned int i, n = 0;
+	u32 left = len;
 
-	if (head) {
-		bv[n].bv_page = c->tx_head_page;
-		bv[n].bv_offset = c->tx_head_off;
-		bv[n++].bv_len = head;
+	for (i = 0; i < c->tx_nfrag && left; i++) {
+		if (!c->tx_frag[i].bv_len)
+			continue;
+		bv[n] = c->tx_frag[i];
+		bv[n].bv_len = min(left, bv[n].bv_len);
+		left -= bv[n++].bv_len;
 	}
-	if (len > head) {
+	if (left) {
 		bv[n].bv_page = c->tx_page;
 		bv[n].bv_offset = c->tx_pend_off;
-		bv[n++].bv_len = len - head;
+		bv[n++].bv_len = left;
 	}
 	return iwarp_tcp_send_pages(c->sk, bv, n, len, flags);
+}
+
+/* @len octets of what MPA holds are in TCP */
+static void mpa_tx_sent(struct mpa_conn *c, u32 len)
+{
+	unsigned int i;
+
+	c->tx_pend_len -= len;
+	for (i = 0; i < c->tx_nfrag && len; i++) {
+		struct bio_vec *bv = &c->tx_frag[i];
+		u32 n = min(len, bv->bv_len);
+
+		bv->bv_offset += n;
+		bv->bv_len -= n;
+		c->tx_frag_len -= n;
+		len -= n;
+	}
+	c->tx_pend_off += len;
 }
 
 /*
@@ -99,7 +118,6 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
 	while (c->tx_pend_len) {
 		u32 len = c->tx_pend_len;
-		u32 head;
 
 		if (c->tx_split)
 			len = min(len, c->tx_split);
@@ -112,11 +130,7 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 		c->tx_busy = false;
 		if (ret < 0)
 			return ret;
-		head = min_t(u32, ret, c->tx_head_len);
-		c->tx_head_off += head;
-		c->tx_head_len -= head;
-		c->tx_pend_off += ret - head;
-		c->tx_pend_len -= ret;
+		mpa_tx_sent(c, ret);
 		if (c->tx_split) {
 			c->tx_split -= min_t(u32, c->tx_split, ret);
 			skb = tcp_write_queue_tail(sk);
@@ -294,47 +308,62 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
 
 /*
  * A train: FPDUs of exactly one segment each, sent with MSG_MORE, wait
- * in MPA while they are contiguous in at most two page fragments (32 KiB
- * each, so one GSO skb of 64 KiB can take them all), and go to TCP in one
- * call that fills its skbs with whole segments, which TSO and GSO cut at
- * FPDU boundaries. An FPDU of @mss octets can join the pending train if
- * it directly follows it in the same fragment, or starts the second one.
+ * in MPA while they are contiguous in at most MPA_TRAIN_FRAGS page
+ * fragments, until they fill one GSO skb, and go to TCP in one call that
+ * fills its skbs with whole segments, which TSO and GSO cut at FPDU
+ * boundaries. An FPDU of @mss octets can join the pending train if it
+ * directly follows it in the same fragment, or starts the next one.
  */
 /* an FPDU of @mss octets fits right after the train in its fragment */
 static bool mpa_train_follows(const struct mpa_conn *c,
 			      const struct page_frag *pfrag, u32 mss)
 {
 	return pfrag->page == c->tx_page &&
-	       pfrag->offset == c->tx_pend_off + c->tx_pend_len - c->tx_head_len &&
+	       pfrag->offset == c->tx_pend_off + c->tx_pend_len - c->tx_frag_len &&
 	       pfrag->size - pfrag->offset >= mss;
+}
+
+/*
+ * Segments TCP puts into one skb at most (its size goal is a multiple of
+ * the MSS below sk_gso_max_size); without GSO, no limit but the fragments.
+ */
+static u32 mpa_train_max(const struct sock *sk, u32 mss)
+{
+	u32 segs = min_t(u32, READ_ONCE(sk->sk_gso_max_size) / mss,
+			 READ_ONCE(sk->sk_gso_max_segs));
+
+	return segs > 1 ? segs * mss : U32_MAX;
 }
 
 static bool mpa_train_room(struct mpa_conn *c, u32 mss)
 {
-	if (!c->tx_train || c->tx_busy || c->tx_pend_len % mss)
+	if (!c->tx_train || c->tx_busy || !c->tx_pend_len || c->tx_pend_len % mss ||
+	    c->tx_pend_len > mpa_train_max(c->sk, mss) - mss)
 		return false;
-	/* else the second fragment: once, after a non-empty first */
 	return mpa_train_follows(c, sk_page_frag(c->sk), mss) ||
-	       (!c->tx_head_page && c->tx_pend_len);
+	       c->tx_nfrag < ARRAY_SIZE(c->tx_frag);
 }
 
 /*
  * Where the next FPDU of the train goes (mpa_train_room() said yes), or
- * NULL if it needs a second fragment and there is no memory for one.
+ * NULL if it needs a new fragment and there is no memory for one.
  */
 static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
 {
 	struct sock *sk = c->sk;
 	struct page_frag *pfrag = sk_page_frag(sk);
+	struct bio_vec *bv;
 	u8 *buf;
 
 	if (!mpa_train_follows(c, pfrag, mss)) {
 		if (!skb_page_frag_refill(mss, pfrag, sk->sk_allocation) ||
 		    pfrag->size - pfrag->offset < mss)
 			return NULL;
-		c->tx_head_page = c->tx_page;
-		c->tx_head_off = c->tx_pend_off;
-		c->tx_head_len = c->tx_pend_len;
+		bv = &c->tx_frag[c->tx_nfrag++];
+		bv->bv_page = c->tx_page;
+		bv->bv_offset = c->tx_pend_off;
+		bv->bv_len = c->tx_pend_len - c->tx_frag_len;
+		c->tx_frag_len = c->tx_pend_len;
 		c->tx_page = pfrag->page;
 		c->tx_pend_off = pfrag->offset;
 		get_page(c->tx_page);

@@ -179,23 +179,25 @@ static int all_acked(int fd)
 }
 
 /*
- * An FPDU train longer than one page fragment. With an MSS of 1448 (a
- * multiple of 4; 1436 with timestamps, also one), sendmmsg() of 40
- * ULPDUs of MULPDU octets gives 39 FPDUs of one full segment each with
- * MSG_MORE (56 KB) and a last one without. Once everything sent before
- * is acknowledged and read, nothing holds the task's 32 KiB page
- * fragment and the train starts at its beginning: 22 FPDUs fit, the
- * train goes on in a second fragment and TCP takes the 39 in one call:
- * one train (a train bound to one fragment would make two). The last
- * FPDU is not part of it.
+ * FPDU trains span page fragments and end when they fill one GSO skb.
+ * With an MSS of 1448 (a multiple of 4; 1436 with timestamps, also one),
+ * sendmmsg() of 91 ULPDUs of MULPDU octets gives 90 FPDUs of one full
+ * segment each with MSG_MORE and a last one without. Once everything
+ * sent before is acknowledged, nothing holds the task's 32 KiB page
+ * fragment and the first train starts at its beginning: 22 FPDUs fit
+ * in a fragment, the train goes on in the next ones until it has the 45
+ * segments of TCP's size goal on loopback (64 KiB less TCP's header
+ * room), and TCP takes them in one call. So the 90 make two trains (a
+ * train bound to two fragments would make three: 44, 44 and 2). The
+ * send buffer holds all of them: no train is cut by a partial send.
  */
-TEST_F(stat, train_spans_two_page_fragments)
+TEST_F(stat, train_fills_one_gso_skb)
 {
-	static char buf[40 * 1500], got[1500];
-	int mss = 1448, lfd, fds[2], i;
+	static char buf[91 * 1500], got[1500];
+	int mss = 1448, sndbuf = 1 << 20, lfd, fds[2], i;
 	struct sockaddr_storage addr;
-	struct mmsghdr v[40];
-	struct iovec iov[40];
+	struct mmsghdr v[91];
+	struct iovec iov[91];
 	socklen_t alen;
 	__u32 mulpdu;
 
@@ -204,6 +206,7 @@ TEST_F(stat, train_spans_two_page_fragments)
 	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
 	ASSERT_LE(0, fds[0]);
 	ASSERT_EQ(0, setsockopt(fds[0], IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)));
+	ASSERT_EQ(0, setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)));
 	ASSERT_EQ(0, connect(fds[0], (struct sockaddr *)&addr, alen));
 	fds[1] = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, fds[1]);
@@ -222,20 +225,20 @@ TEST_F(stat, train_spans_two_page_fragments)
 	ASSERT_LE(1430, mulpdu);
 	mt_fill(buf, sizeof(buf), 7);
 	memset(v, 0, sizeof(v));
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < 91; i++) {
 		iov[i].iov_base = buf + i * mulpdu;
 		iov[i].iov_len = mulpdu;
 		v[i].msg_hdr.msg_iov = &iov[i];
 		v[i].msg_hdr.msg_iovlen = 1;
 	}
-	ASSERT_EQ(40, sendmmsg(fds[0], v, 40, 0));
-	for (i = 0; i < 40; i++) {
+	ASSERT_EQ(91, sendmmsg(fds[0], v, 91, 0));
+	for (i = 0; i < 91; i++) {
 		ASSERT_EQ(mulpdu, iw_readn(fds[1], got, mulpdu, RAW_TMO_MS));
 		EXPECT_EQ(0, memcmp(got, buf + i * mulpdu, mulpdu));
 	}
 	ASSERT_EQ(0, read_stats(self->v));
-	EXPECT_EQ(40, self->v[TX_FPDUS]);
-	EXPECT_EQ(1, self->v[TX_TRAINS]);
+	EXPECT_EQ(91, self->v[TX_FPDUS]);
+	EXPECT_EQ(2, self->v[TX_TRAINS]);
 	close(fds[0]);
 	close(fds[1]);
 }
