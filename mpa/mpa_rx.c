@@ -61,7 +61,8 @@ void mpa_consumer_deliver(struct mpa_conn *c)
 	p->ulpdu(c, p->place ? NULL : c->rx.buf, len);
 }
 
-static void mpa_rx_ulpdu(struct mpa_conn *c)
+/* a ULPDU came: count it; the first one lets a Responder send */
+static void mpa_rx_count(struct mpa_conn *c)
 {
 	c->stats.rx_octets += c->rx.ulpdu_len;
 	mpa_mib_inc(c, MPA_MIB_RX_FPDUS);
@@ -73,6 +74,11 @@ static void mpa_rx_ulpdu(struct mpa_conn *c)
 		/* wake a sender or poller waiting for rule 4 */
 		mpa_wake_poll(c, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	}
+}
+
+static void mpa_rx_ulpdu(struct mpa_conn *c)
+{
+	mpa_rx_count(c);
 	if (c->rx_torn) {
 		/* its first octets went to a consumer that unbound */
 		c->rx_torn = false;
@@ -335,9 +341,14 @@ static void mpa_rx_next(struct mpa_conn *c)
 	mpa_rx_process(c);
 }
 
-/* the decoder consumes a ULPDU whose octets recvmsg() copied already */
-static void mpa_place_nothing(void *ctx, u32 off, const u8 *data, u32 len)
+/* consume desc->count octets of TCP's receive queue, look at none */
+static int mpa_skip_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			  unsigned int offset, size_t len)
 {
+	size_t n = min(len, desc->count);
+
+	desc->count -= n;
+	return n;
 }
 
 /*
@@ -402,8 +413,8 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
 /*
  * With FPDUs left in TCP (@rx_defer): when the first one is whole, its
  * CRC good and @len holds its ULPDU, copy the ULPDU from the socket
- * buffers straight into @msg, then let the decoder consume that FPDU
- * without copying or checking it again. One copy less per octet than
+ * buffers straight into @msg, then consume that FPDU from TCP and account
+ * for it in the decoder (mpa_dec_skip()). One copy less per octet than
  * through rx.buf; the decoder's state and counters stay as they are. A
  * bad FPDU takes the buffered path, which reports it, so that a caller
  * never gets the octets of a ULPDU that failed (RFC 5044 section 8).
@@ -412,19 +423,18 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
  */
 static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 {
+	read_descriptor_t desc = {};
 	struct sock *sk = c->sk;
 	u32 ulen, crc = ~0U, plain;
 	__le32 field;
 	u8 *to = (u8 *)&field;
 	size_t room;
-	bool check;
 
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
 	    mpa_rx_queued(c, &ulen) != MPA_RXQ_WHOLE || ulen > len)
 		return -EAGAIN;
 	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
-	check = c->rx.crc;
-	if (check) {
+	if (c->rx.crc) {
 		mpa_rx_walk(sk, 0, plain, mpa_rx_walk_crc, &crc);
 		mpa_rx_walk(sk, plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)
@@ -436,17 +446,15 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 		return -EFAULT;
 	}
 
-	/* consume it: checked above, nothing to copy */
-	c->rx.place = mpa_place_nothing;
-	c->rx.place_ctx = c;
-	c->rx.crc = false;
-	mpa_rx_process(c);
-	c->rx.crc = check;
-	mpa_rx_set_place(c);
-	if (WARN_ON_ONCE(!c->rx_ready)) {
-		iov_iter_revert(&msg->msg_iter, ulen);
-		return c->err ? -c->err_errno : -EAGAIN;
+	/* consume it: checked and copied above */
+	desc.count = plain + MPA_CRC_LEN;
+	tcp_read_sock(sk, &desc, mpa_skip_actor);
+	if (WARN_ON_ONCE(desc.count)) {
+		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
+		return -EIO;
 	}
+	mpa_dec_skip(&c->rx, ulen);
+	mpa_rx_count(c);
 	mpa_mib_inc(c, MPA_MIB_RX_DIRECT);
 	mpa_rx_next(c);
 	msg->msg_flags |= MSG_EOR;
