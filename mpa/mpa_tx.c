@@ -54,6 +54,21 @@ static void mpa_tx_fin(struct mpa_conn *c)
 }
 
 /*
+ * skb frags TCP needs for the train with @more octets added in its
+ * current fragment: a train must fit in the frags of one skb, or TCP cuts
+ * it where they run out, inside an FPDU (iwarp_tcp_frags()).
+ */
+static u32 mpa_train_frags(const struct mpa_conn *c, u32 more)
+{
+	u32 i, n;
+
+	n = iwarp_tcp_frags(c->tx_pend_off, c->tx_pend_len - c->tx_frag_len + more);
+	for (i = 0; i < c->tx_nfrag; i++)
+		n += iwarp_tcp_frags(c->tx_frag[i].bv_offset, c->tx_frag[i].bv_len);
+	return n;
+}
+
+/*
  * Hand @len octets of what MPA holds to TCP by page reference: what is
  * left in a train's earlier page fragments and what follows in @tx_page
  * go in one call, so that TCP fills its skbs to the size goal (64 KiB
@@ -116,6 +131,11 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 	if (!c->tx_pend_len)
 		return 0;
 	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
+	/* a train joins TCP's last skb only if that has the frags for it */
+	skb = tcp_write_queue_tail(sk);
+	if (c->tx_train && skb &&
+	    skb_shinfo(skb)->nr_frags + mpa_train_frags(c, 0) > MAX_SKB_FRAGS)
+		TCP_SKB_CB(skb)->eor = 1;
 	while (c->tx_pend_len) {
 		u32 len = c->tx_pend_len;
 
@@ -311,16 +331,17 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
  * in MPA while they are contiguous in at most MPA_TRAIN_FRAGS page
  * fragments, until they fill one GSO skb, and go to TCP in one call that
  * fills its skbs with whole segments, which TSO and GSO cut at FPDU
- * boundaries. An FPDU of @mss octets can join the pending train if it
- * directly follows it in the same fragment, or starts the next one.
+ * boundaries. An FPDU of @wire octets can join the pending train if it
+ * directly follows it in the same fragment, or starts the next one; one
+ * shorter than a segment (the last of a DDP message) ends the train.
  */
-/* an FPDU of @mss octets fits right after the train in its fragment */
+/* an FPDU of @wire octets fits right after the train in its fragment */
 static bool mpa_train_follows(const struct mpa_conn *c,
-			      const struct page_frag *pfrag, u32 mss)
+			      const struct page_frag *pfrag, u32 wire)
 {
 	return pfrag->page == c->tx_page &&
 	       pfrag->offset == c->tx_pend_off + c->tx_pend_len - c->tx_frag_len &&
-	       pfrag->size - pfrag->offset >= mss;
+	       pfrag->size - pfrag->offset >= wire;
 }
 
 /*
@@ -335,29 +356,37 @@ static u32 mpa_train_max(const struct sock *sk, u32 mss)
 	return segs > 1 ? segs * mss : U32_MAX;
 }
 
-static bool mpa_train_room(struct mpa_conn *c, u32 mss)
+static bool mpa_train_room(struct mpa_conn *c, u32 mss, u32 wire)
 {
+	struct page_frag *pfrag = sk_page_frag(c->sk);
+	u32 off;
+
 	if (!c->tx_train || c->tx_busy || !c->tx_pend_len || c->tx_pend_len % mss ||
-	    c->tx_pend_len > mpa_train_max(c->sk, mss) - mss)
+	    c->tx_pend_len + wire > mpa_train_max(c->sk, mss))
 		return false;
-	return mpa_train_follows(c, sk_page_frag(c->sk), mss) ||
-	       c->tx_nfrag < ARRAY_SIZE(c->tx_frag);
+	if (mpa_train_follows(c, pfrag, wire))
+		return mpa_train_frags(c, wire) <= MAX_SKB_FRAGS;
+	if (c->tx_nfrag == ARRAY_SIZE(c->tx_frag))
+		return false;
+	/* the next fragment: the rest of this one, or a new page */
+	off = pfrag->size - pfrag->offset >= wire ? pfrag->offset : 0;
+	return mpa_train_frags(c, 0) + iwarp_tcp_frags(off, wire) <= MAX_SKB_FRAGS;
 }
 
 /*
  * Where the next FPDU of the train goes (mpa_train_room() said yes), or
  * NULL if it needs a new fragment and there is no memory for one.
  */
-static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
+static u8 *mpa_train_next(struct mpa_conn *c, u32 wire)
 {
 	struct sock *sk = c->sk;
 	struct page_frag *pfrag = sk_page_frag(sk);
 	struct bio_vec *bv;
 	u8 *buf;
 
-	if (!mpa_train_follows(c, pfrag, mss)) {
-		if (!skb_page_frag_refill(mss, pfrag, sk->sk_allocation) ||
-		    pfrag->size - pfrag->offset < mss)
+	if (!mpa_train_follows(c, pfrag, wire)) {
+		if (!skb_page_frag_refill(wire, pfrag, sk->sk_allocation) ||
+		    pfrag->size - pfrag->offset < wire)
 			return NULL;
 		bv = &c->tx_frag[c->tx_nfrag++];
 		bv->bv_page = c->tx_page;
@@ -369,7 +398,7 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 mss)
 		get_page(c->tx_page);
 	}
 	buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
-	pfrag->offset += mss;
+	pfrag->offset += wire;
 	return buf;
 }
 
@@ -409,12 +438,14 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
 	if (c->tx_shut)
 		return sk_stream_error(sk, flags, -EPIPE);
-	train = (flags & MSG_MORE) && !c->markers_tx && !mpa_tx_split_test &&
-		mpa_fpdu_wire_len(0, len, false) == mss;
-	buf = train && mpa_train_room(c, mss) ? mpa_train_next(c, mss) : NULL;
+	wire = mpa_fpdu_wire_len(0, len, false);
+	train = (flags & MSG_MORE) && wire == mss;
+	/* any FPDU of at most one segment may join a pending train */
+	buf = !c->markers_tx && !mpa_tx_split_test && wire <= mss &&
+	      mpa_train_room(c, mss, wire) ? mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
-		ret = mpa_fpdu_encode(buf, mss, pos, false, c->crc, len,
+		ret = mpa_fpdu_encode(buf, wire, pos, false, c->crc, len,
 				      mpa_copy_src, &src);
 		if (ret < 0) {
 			/* the octets stay unused in the fragment */
@@ -450,7 +481,7 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	c->tx_pend_off = off;
 	c->tx_pend_len = ret;
 	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
-	c->tx_train = train && page;
+	c->tx_train = train && page && !c->markers_tx && !mpa_tx_split_test;
 sent:
 	c->tx_more = flags & MSG_MORE;
 	c->stats.tx_fpdus++;
@@ -461,8 +492,8 @@ sent:
 	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
 				MPA_CRC_LEN) / MPA_MARKER_LEN;
 
-	/* the train waits for its next FPDU (or the page is full) */
-	if (c->tx_train && mpa_train_room(c, mss))
+	/* the train waits for the next FPDU, if one follows and fits */
+	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss, mss))
 		return len;
 	/* The FPDU is committed: a rest that did not fit goes out later. */
 	ret = mpa_tx_flush(c, flags);

@@ -179,19 +179,11 @@ static int all_acked(int fd)
 }
 
 /*
- * FPDU trains span page fragments and end when they fill one GSO skb.
- * With an MSS of 1448 (a multiple of 4; 1436 with timestamps, also one),
- * sendmmsg() of 91 ULPDUs of MULPDU octets gives 90 FPDUs of one full
- * segment each with MSG_MORE and a last one without. Once everything
- * sent before is acknowledged, nothing holds the task's 32 KiB page
- * fragment and the first train starts at its beginning: 22 FPDUs fit
- * in a fragment, the train goes on in the next ones until it has the 45
- * segments of TCP's size goal on loopback (64 KiB less TCP's header
- * room), and TCP takes them in one call. So the 90 make two trains (a
- * train bound to two fragments would make three: 44, 44 and 2). The
- * send buffer holds all of them: no train is cut by a partial send.
+ * @n ULPDUs of MULPDU octets in one sendmmsg() over loopback with the MSS
+ * clamped to 1448, once nothing sent before holds the task's page
+ * fragment; checks that all arrive intact.
  */
-TEST_F(stat, train_fills_one_gso_skb)
+static int send_full_fpdus(struct __test_metadata *_metadata, int n)
 {
 	static char buf[91 * 1500], got[1500];
 	int mss = 1448, sndbuf = 1 << 20, lfd, fds[2], i;
@@ -201,6 +193,7 @@ TEST_F(stat, train_fills_one_gso_skb)
 	socklen_t alen;
 	__u32 mulpdu;
 
+	ASSERT_GE(91, n);
 	lfd = iw_loopback_listen(AF_INET, &addr, &alen);
 	ASSERT_LE(0, lfd);
 	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
@@ -225,22 +218,57 @@ TEST_F(stat, train_fills_one_gso_skb)
 	ASSERT_LE(1430, mulpdu);
 	mt_fill(buf, sizeof(buf), 7);
 	memset(v, 0, sizeof(v));
-	for (i = 0; i < 91; i++) {
+	for (i = 0; i < n; i++) {
 		iov[i].iov_base = buf + i * mulpdu;
 		iov[i].iov_len = mulpdu;
 		v[i].msg_hdr.msg_iov = &iov[i];
 		v[i].msg_hdr.msg_iovlen = 1;
 	}
-	ASSERT_EQ(91, sendmmsg(fds[0], v, 91, 0));
-	for (i = 0; i < 91; i++) {
+	ASSERT_EQ(n, sendmmsg(fds[0], v, n, 0));
+	for (i = 0; i < n; i++) {
 		ASSERT_EQ(mulpdu, iw_readn(fds[1], got, mulpdu, RAW_TMO_MS));
 		EXPECT_EQ(0, memcmp(got, buf + i * mulpdu, mulpdu));
 	}
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+/*
+ * FPDU trains span page fragments and end when they fill one GSO skb.
+ * With an MSS of 1448 (a multiple of 4; 1436 with timestamps, also one),
+ * sendmmsg() of 91 ULPDUs of MULPDU octets gives 90 FPDUs of one full
+ * segment each with MSG_MORE and a last one without. Once everything
+ * sent before is acknowledged, nothing holds the task's 32 KiB page
+ * fragment and the first train starts at its beginning: 22 FPDUs fit
+ * in a fragment, the train goes on in the next ones until it has the 45
+ * segments of TCP's size goal on loopback (64 KiB less TCP's header
+ * room), and TCP takes them in one call. So the 90 make two trains (a
+ * train bound to two fragments would make three: 44, 44 and 2). From 6.5
+ * on TCP takes the fragments as one skb frag per 4 KiB page: each train
+ * spans 17 pages, which still fits in one skb's 17 frags. The last FPDU
+ * finds the second train full and goes alone. The send buffer holds all
+ * of them: no train is cut by a partial send.
+ */
+TEST_F(stat, train_fills_one_gso_skb)
+{
+	ASSERT_EQ(0, send_full_fpdus(_metadata, 91));
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(91, self->v[TX_FPDUS]);
 	EXPECT_EQ(2, self->v[TX_TRAINS]);
-	close(fds[0]);
-	close(fds[1]);
+}
+
+/*
+ * The last FPDU of a sendmmsg() batch (no MSG_MORE) that is a full
+ * segment joins the pending train and goes out with it at once: it does
+ * not wait for a next FPDU that never comes.
+ */
+TEST_F(stat, train_ends_with_last_fpdu)
+{
+	ASSERT_EQ(0, send_full_fpdus(_metadata, 3));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(3, self->v[TX_FPDUS]);
+	EXPECT_EQ(1, self->v[TX_TRAINS]);
 }
 
 /* ---- tracepoints ---- */

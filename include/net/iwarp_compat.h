@@ -103,6 +103,27 @@ static inline int iwarp_tcp_send_pages(struct sock *sk, struct bio_vec *bv,
 }
 
 /**
+ * iwarp_tcp_frags() - skb frags TCP needs for a piece of iwarp_tcp_send_pages()
+ * @off: offset of the piece in its (compound) page
+ * @len: its length
+ *
+ * Up to 6.4 do_tcp_sendpages() takes a piece of a compound page as one
+ * frag; from 6.5 on iov_iter_extract_pages() hands TCP one page of
+ * PAGE_SIZE at a time, one frag each. An skb that runs out of frags
+ * (MAX_SKB_FRAGS) is cut there, wherever that falls in the data.
+ *
+ * Return: the number of frags.
+ */
+static inline unsigned int iwarp_tcp_frags(unsigned int off, unsigned int len)
+{
+	if (!len)
+		return 0;
+	if (IWARP_HAVE_SENDPAGE)
+		return 1;
+	return (off + len - 1) / PAGE_SIZE - off / PAGE_SIZE + 1;
+}
+
+/**
  * iwarp_msg_splices_pages() - is this sendmsg() a sendfile() or splice()?
  * @msg: the message given to struct proto's sendmsg
  *
