@@ -160,24 +160,6 @@ TEST_F(stat, reject_crc_error_and_timeout)
 	EXPECT_EQ(0, self->v[RX_FPDUS]);
 }
 
-/* wait until TCP holds no unacknowledged data on @fd */
-static int all_acked(int fd)
-{
-	struct tcp_info ti;
-	socklen_t len;
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		len = sizeof(ti);
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-			return -1;
-		if (!ti.tcpi_unacked)
-			return 0;
-		usleep(5000);
-	}
-	return -1;
-}
-
 /*
  * @n ULPDUs of MULPDU octets in one sendmmsg() over loopback with the MSS
  * clamped to 1448, once nothing sent before holds the task's page
@@ -211,8 +193,8 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n)
 	ASSERT_EQ(0, iw_mpa_respond(fds[1], RAW_TMO_MS));
 	ASSERT_EQ(0, iw_mpa_wait_state(fds[0], MPA_S_FULL, RAW_TMO_MS));
 
-	ASSERT_EQ(0, all_acked(fds[0]));
-	ASSERT_EQ(0, all_acked(fds[1]));
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
+	ASSERT_EQ(0, mt_all_acked(fds[1]));
 	mulpdu = iw_mpa_info_of(fds[0]).mulpdu;
 	ASSERT_GE(1442, mulpdu);
 	ASSERT_LE(1430, mulpdu);

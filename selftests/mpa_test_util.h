@@ -119,6 +119,28 @@ static inline int mt_read_proc_stats(const char *path, const char names[][32],
 	return ret;
 }
 
+/*
+ * Wait (up to a second) until TCP holds no unacknowledged data on @fd:
+ * no ACK for it can then arrive, and push TCP's unsent skbs, while a test
+ * counts how its next sends are cut into segments.
+ */
+static inline int mt_all_acked(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		len = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+			return -1;
+		if (!ti.tcpi_unacked)
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
 /* Enter a new network namespace with lo up: its counters are all zero. */
 static inline int mt_new_netns(void)
 {
