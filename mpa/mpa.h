@@ -74,6 +74,9 @@
  *	octets (empty once sent)
  * @tx_nfrag: number of entries in @tx_frag
  * @tx_frag_len: unsent octets in @tx_frag, counted in @tx_pend_len
+ * @tx_train_frags: skb frags TCP needs for the octets in @tx_frag
+ * @tx_train_left: octets the train may still take (one GSO skb), 0 once
+ *	it is closed
  * @tx_split: octets to send before the rest of the FPDU starts a new skb
  *	(tx_split_test), 0 normally
  * @tx_train: the FPDUs at @tx_page are a train of full segments that
@@ -137,7 +140,9 @@ struct mpa_conn {
 	u32			tx_pend_len;
 	struct bio_vec		tx_frag[MPA_TRAIN_FRAGS - 1];
 	u8			tx_nfrag;
+	u8			tx_train_frags;
 	u32			tx_frag_len;
+	u32			tx_train_left;
 	u32			tx_split;
 	bool			tx_train;
 	bool			tx_more;

@@ -32,6 +32,8 @@ void mpa_tx_release(struct mpa_conn *c)
 	kvfree(c->tx_buf);
 	c->tx_page = NULL;
 	c->tx_frag_len = 0;
+	c->tx_train_frags = 0;
+	c->tx_train_left = 0;
 	c->tx_buf = NULL;
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
@@ -60,12 +62,8 @@ static void mpa_tx_fin(struct mpa_conn *c)
  */
 static u32 mpa_train_frags(const struct mpa_conn *c, u32 more)
 {
-	u32 i, n;
-
-	n = iwarp_tcp_frags(c->tx_pend_off, c->tx_pend_len - c->tx_frag_len + more);
-	for (i = 0; i < c->tx_nfrag; i++)
-		n += iwarp_tcp_frags(c->tx_frag[i].bv_offset, c->tx_frag[i].bv_len);
-	return n;
+	return c->tx_train_frags +
+	       iwarp_tcp_frags(c->tx_pend_off, c->tx_pend_len - c->tx_frag_len + more);
 }
 
 /*
@@ -136,6 +134,8 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 	if (c->tx_train && skb &&
 	    skb_shinfo(skb)->nr_frags + mpa_train_frags(c, 0) > MAX_SKB_FRAGS)
 		TCP_SKB_CB(skb)->eor = 1;
+	/* what is left after a partial send takes no more FPDUs */
+	c->tx_train_left = 0;
 	while (c->tx_pend_len) {
 		u32 len = c->tx_pend_len;
 
@@ -356,13 +356,12 @@ static u32 mpa_train_max(const struct sock *sk, u32 mss)
 	return segs > 1 ? segs * mss : U32_MAX;
 }
 
-static bool mpa_train_room(struct mpa_conn *c, u32 mss, u32 wire)
+static bool mpa_train_room(struct mpa_conn *c, u32 wire)
 {
 	struct page_frag *pfrag = sk_page_frag(c->sk);
 	u32 off;
 
-	if (!c->tx_train || c->tx_busy || !c->tx_pend_len || c->tx_pend_len % mss ||
-	    c->tx_pend_len + wire > mpa_train_max(c->sk, mss))
+	if (!c->tx_train || c->tx_busy || wire > c->tx_train_left)
 		return false;
 	if (mpa_train_follows(c, pfrag, wire))
 		return mpa_train_frags(c, wire) <= MAX_SKB_FRAGS;
@@ -392,6 +391,7 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 wire)
 		bv->bv_page = c->tx_page;
 		bv->bv_offset = c->tx_pend_off;
 		bv->bv_len = c->tx_pend_len - c->tx_frag_len;
+		c->tx_train_frags += iwarp_tcp_frags(bv->bv_offset, bv->bv_len);
 		c->tx_frag_len = c->tx_pend_len;
 		c->tx_page = pfrag->page;
 		c->tx_pend_off = pfrag->offset;
@@ -442,7 +442,7 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	train = (flags & MSG_MORE) && wire == mss;
 	/* any FPDU of at most one segment may join a pending train */
 	buf = !c->markers_tx && !mpa_tx_split_test && wire <= mss &&
-	      mpa_train_room(c, mss, wire) ? mpa_train_next(c, wire) : NULL;
+	      mpa_train_room(c, wire) ? mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
 		ret = mpa_fpdu_encode(buf, wire, pos, false, c->crc, len,
@@ -453,6 +453,8 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 			return ret;
 		}
 		c->tx_pend_len += ret;
+		/* a short FPDU ends the train */
+		c->tx_train_left = ret == mss ? c->tx_train_left - ret : 0;
 		goto sent;
 	}
 	ret = mpa_tx_flush(c, flags);
@@ -482,6 +484,8 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	c->tx_pend_len = ret;
 	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
 	c->tx_train = train && page && !c->markers_tx && !mpa_tx_split_test;
+	if (c->tx_train)
+		c->tx_train_left = mpa_train_max(sk, mss) - ret;
 sent:
 	c->tx_more = flags & MSG_MORE;
 	c->stats.tx_fpdus++;
@@ -493,7 +497,7 @@ sent:
 				MPA_CRC_LEN) / MPA_MARKER_LEN;
 
 	/* the train waits for the next FPDU, if one follows and fits */
-	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss, mss))
+	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss))
 		return len;
 	/* The FPDU is committed: a rest that did not fit goes out later. */
 	ret = mpa_tx_flush(c, flags);
