@@ -24,7 +24,8 @@ if ! command -v tshark > /dev/null; then
 	exit 4
 fi
 
-port=$((20000 + RANDOM % 20000))
+# below the ephemeral ports (32768 up), which a client's socket may hold
+port=$((20000 + RANDOM % 10000))
 cap=$tmp/cap.pcapng
 start_capture "$port" "$cap"
 sleep 1

@@ -26,7 +26,8 @@ if [ ! -x "$ss" ] || [ ! -x "$cat" ] || [ ! -x "$xfer" ]; then
 	exit 4
 fi
 
-port=$((20000 + RANDOM % 20000))
+# below the ephemeral ports (32768 up), which a client's socket may hold
+port=$((20000 + RANDOM % 10000))
 wait_for() {	# CMD...: up to 10 s
 	local i
 

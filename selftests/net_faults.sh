@@ -35,7 +35,8 @@ mb=${FAULT_MB:-8}
 read -r -a cases <<< "${FAULT_CASES:-clean loss reorder duplicate jitter mtu rcvbuf}"
 na=nfa$$ nb=nfb$$
 ipa=10.77.0.1 ipb=10.77.0.2
-port=$((20000 + RANDOM % 20000))
+# below the ephemeral ports (32768 up), which a client's socket may hold
+port=$((20000 + RANDOM % 10000))
 tmp=$(mktemp -d)
 pids=() rmem=
 
