@@ -30,7 +30,6 @@
 
 struct net;
 
-#define DDP_SEND_RETRIES	8	/* MULPDU changes in a row one segment survives */
 #define DDP_MAX_POSTED		256	/* posted buffers per stream */
 #define DDP_MAX_REG_LEN		BIT_ULL(32)
 #define DDP_STAG_INDEX_MAX	0xffffff

@@ -346,22 +346,6 @@ void ddp_seg_resize(struct ddp_segmenter *it, u32 max_payload)
 }
 
 /**
- * ddp_seg_unget() - take back the segment ddp_seg_next() just produced
- * @it: segmenter
- * @len: its payload length
- *
- * For a segment the LLP refused (its MULPDU shrank in between): the next
- * ddp_seg_next() produces the same offset again, cut to the current size.
- */
-void ddp_seg_unget(struct ddp_segmenter *it, u32 len)
-{
-	if (len <= it->done) {
-		it->done -= len;
-		it->finished = false;
-	}
-}
-
-/**
  * ddp_seg_next() - next segment of the message
  * @it: segmenter set up by ddp_seg_init()
  * @off: offset of the segment's payload in the message: its MO, or what

@@ -129,7 +129,6 @@ bool ddp_run_in_order(u32 next, u32 seg_len, u32 off, u32 len);
 u32 ddp_seg_payload_max(u32 mulpdu, bool tagged);
 int ddp_seg_init(struct ddp_segmenter *it, u64 msg_len, u32 max_payload);
 void ddp_seg_resize(struct ddp_segmenter *it, u32 max_payload);
-void ddp_seg_unget(struct ddp_segmenter *it, u32 len);
 bool ddp_seg_next(struct ddp_segmenter *it, u32 *off, u32 *len, bool *last);
 
 /**

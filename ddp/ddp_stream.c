@@ -211,6 +211,44 @@ err_free:
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
 
+/* a message being sent: MPA asks for the header of each segment in turn */
+struct ddp_tx {
+	const struct ddp_msg	*msg;
+	struct ddp_segmenter	it;
+	u32			msn;
+	u8			dv;
+};
+
+static int ddp_tx_tagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
+{
+	struct ddp_tx *t = ctx;
+	u32 off, len;
+
+	if (!max_data)
+		return -EMSGSIZE;
+	ddp_seg_resize(&t->it, max_data);
+	if (!ddp_seg_next(&t->it, &off, &len, last))
+		return -EINVAL;
+	ddp_tagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp[0],
+			     t->msg->stag, t->msg->to + off);
+	return len;
+}
+
+static int ddp_tx_untagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
+{
+	struct ddp_tx *t = ctx;
+	u32 off, len;
+
+	if (!max_data)
+		return -EMSGSIZE;
+	ddp_seg_resize(&t->it, max_data);
+	if (!ddp_seg_next(&t->it, &off, &len, last))
+		return -EINVAL;
+	ddp_untagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp, t->msg->qn,
+			       t->msn, off);
+	return len;
+}
+
 /**
  * ddp_send_msg() - send one DDP message, cut into segments of at most MULPDU
  * @s: the stream
@@ -218,7 +256,9 @@ EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
  * @data: the message: all of it, iov_iter_count(@data) octets
  *
  * Untagged messages get the queue's next MSN. A tagged header has one
- * RsvdULP octet: the other four RsvdULP octets of @msg must be 0.
+ * RsvdULP octet: the other four RsvdULP octets of @msg must be 0. Each
+ * segment is as large as MPA's MULPDU allows when it is built: it follows
+ * the path MTU within the message.
  * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
  * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
  * before full operation).
@@ -227,29 +267,30 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data)
 {
 	bool tagged = msg->tagged;
-	union {
-		struct ddp_tagged_hdr t;
-		struct ddp_untagged_hdr u;
-	} h;
 	u64 total = iov_iter_count(data);
-	struct ddp_segmenter it;
-	u32 off, len, hlen, msn = 0;
+	struct ddp_tx t = { .msg = msg, .dv = s->dv };
+	struct mpa_msg m = { .ctx = &t };
 	struct ddp_queue *q = NULL;
-	int ret, retries = 0;
-	bool last;
+	int ret;
 
 	if (!tagged && msg->qn >= s->nqueues)
 		return -EINVAL;
 	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
 	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
 		return -EINVAL;
-	hlen = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+	if (tagged) {
+		m.hdr_len = DDP_TAGGED_HDR_LEN;
+		m.next = ddp_tx_tagged_next;
+	} else {
+		m.hdr_len = DDP_UNTAGGED_HDR_LEN;
+		m.next = ddp_tx_untagged_next;
+	}
 
 	mutex_lock(&s->tx_lock);
 	ret = -EPIPE;
 	if (s->shut)
 		goto out;
-	ret = ddp_seg_init(&it, total,
+	ret = ddp_seg_init(&t.it, total,
 			   ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
 	if (ret) {
 		ret = ret == -EINVAL ? -ENOTCONN : ret;
@@ -257,38 +298,16 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	}
 	if (!tagged) {
 		q = &s->q[msg->qn];
-		msn = q->tx_msn;
+		t.msn = q->tx_msn;
 	}
-	/* one lock for the message: its segments make one FPDU train */
+	/* one lock and one call for the message: its segments make trains */
 	mpa_send_begin(s->conn);
-	for (;;) {
-		/* the MULPDU follows the path MTU: take it for each segment */
-		ddp_seg_resize(&it, ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), tagged));
-		if (!ddp_seg_next(&it, &off, &len, &last))
-			break;
-		if (tagged)
-			ddp_tagged_hdr_build(&h.t, s->dv, last, msg->rsvdulp[0],
-					     msg->stag, msg->to + off);
-		else
-			ddp_untagged_hdr_build(&h.u, s->dv, last, msg->rsvdulp,
-					       msg->qn, msn, off);
-		ret = mpa_sendv_locked(s->conn, &h, hlen, data, len,
-				       last && !msg->more ? 0 : MSG_MORE);
-		/* the MTU shrank since the MULPDU was read: cut it again */
-		if (ret == -EMSGSIZE && ++retries < DDP_SEND_RETRIES) {
-			ddp_seg_unget(&it, len);
-			continue;
-		}
-		if (ret < 0)
-			break;
-		retries = 0;
-		ret = 0;
-	}
+	ret = mpa_send_msg_locked(s->conn, &m, data, msg->more ? MSG_MORE : 0);
 	mpa_send_end(s->conn);
 	if (ret < 0)
 		goto out;
 	if (q)
-		q->tx_msn = ddp_msn_next(msn);
+		q->tx_msn = ddp_msn_next(t.msn);
 	ddp_stat_add(&s->stats.tx[tagged ? DDP_ST_TAGGED_MSGS :
 				     DDP_ST_UNTAGGED_MSGS], 1);
 	ddp_stat_add(&s->stats.tx[tagged ? DDP_ST_TAGGED_OCTETS :

@@ -344,6 +344,35 @@ int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 EXPORT_SYMBOL_GPL(mpa_sendv_locked);
 
 /**
+ * mpa_send_msg_locked() - send a message cut into ULPDUs of at most MULPDU
+ * @conn: the connection, taken by mpa_send_begin()
+ * @msg: the ULP's header of each ULPDU and how much of the message it
+ *	carries, see struct mpa_msg
+ * @data: the message, consumed in order
+ * @flags: MSG_DONTWAIT, MSG_MORE (more follows after the message), or 0;
+ *	every ULPDU but the last is sent with MSG_MORE
+ *
+ * The one call for a message of many ULPDUs, e.g. a DDP message: the
+ * connection state and the MULPDU are looked at once per FPDU, not through
+ * a call chain per ULPDU, and full FPDUs form trains (Documentation/mpa.rst).
+ * Each ULPDU is as large as the MULPDU at the time it is built allows:
+ * when the path MTU shrinks in the middle of the message, the next ULPDU
+ * is cut to the new size.
+ *
+ * Context: process context, after mpa_send_begin(); may sleep unless
+ * MSG_DONTWAIT.
+ * Return: 0 once every ULPDU is with MPA or TCP, or a negative errno as
+ * mpa_send(), or what @msg->next returned; -EINVAL if @msg->hdr_len is
+ * over MPA_MSG_HDR_MAX. ULPDUs sent before an error stay sent.
+ */
+int mpa_send_msg_locked(struct mpa_conn *conn, const struct mpa_msg *msg,
+			struct iov_iter *data, int flags)
+{
+	return mpa_send_msg(conn, msg, data, flags | MSG_NOSIGNAL);
+}
+EXPORT_SYMBOL_GPL(mpa_send_msg_locked);
+
+/**
  * mpa_send_end() - release the connection taken by mpa_send_begin()
  * @conn: the connection
  *

@@ -402,19 +402,21 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 wire)
 	return buf;
 }
 
-/* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
-static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
-			 struct iov_iter *from, size_t len, int flags)
+/*
+ * The connection takes a new FPDU: startup over, full operation, rule 4
+ * of RFC 5044 7.1.2 satisfied, no shutdown(SHUT_WR). Otherwise wait for
+ * the startup or rule 4, or say why not. The common case is four tests.
+ */
+static int mpa_tx_ready(struct mpa_conn *c, int flags)
 {
-	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
 	struct sock *sk = c->sk;
-	long timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
-	u32 pos, wire, off, mss;
-	struct page *page;
-	bool train;
-	u8 *buf;
+	long timeo;
 	int ret;
 
+	if (likely(c->state == MPA_S_FULL && !c->err && c->tx_allowed &&
+		   !c->tx_shut))
+		return 0;
+	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
 	if (mpa_in_startup(c)) {
 		ret = mpa_wait(c, &timeo, mpa_started);
 		if (ret)
@@ -424,9 +426,6 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		return -ECONNREFUSED;
 	if (c->state != MPA_S_FULL)
 		return c->err ? -c->err_errno : -ENOTCONN;
-	mss = mpa_tx_mss(c);
-	if (len > mpa_mulpdu(mss, c->markers_tx))
-		return -EMSGSIZE;
 	/* after error 2 or 3 the consumer may still send a last message */
 	if (c->err && READ_ONCE(sk->sk_err) == c->err_errno)
 		WRITE_ONCE(sk->sk_err, 0);
@@ -438,15 +437,32 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
 	if (c->tx_shut)
 		return sk_stream_error(sk, flags, -EPIPE);
+	return 0;
+}
+
+/*
+ * One ULPDU of @len octets from @src as one FPDU, on a connection that
+ * takes it (mpa_tx_ready()) and where it fits a segment of @mss octets.
+ */
+static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
+		       u32 mss, int flags)
+{
+	struct sock *sk = c->sk;
+	u32 pos, wire, off;
+	struct page *page;
+	bool train;
+	u8 *buf;
+	int ret;
+
 	wire = mpa_fpdu_wire_len(0, len, false);
 	train = (flags & MSG_MORE) && wire == mss;
 	/* any FPDU of at most one segment may join a pending train */
-	buf = !c->markers_tx && !mpa_tx_split_test && wire <= mss &&
-	      mpa_train_room(c, wire) ? mpa_train_next(c, wire) : NULL;
+	buf = wire <= mss && mpa_train_room(c, wire) ?
+	      mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
 		ret = mpa_fpdu_encode(buf, wire, pos, false, c->crc, len,
-				      mpa_copy_src, &src);
+				      mpa_copy_src, src);
 		if (ret < 0) {
 			/* the octets stay unused in the fragment */
 			mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -469,12 +485,13 @@ static int mpa_send_fpdu(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		return -EAGAIN;
 	}
-	wire = mpa_fpdu_wire_len(pos, len, c->markers_tx);
+	if (c->markers_tx)
+		wire = mpa_fpdu_wire_len(pos, len, true);
 	buf = mpa_tx_buf(c, wire, &page, &off);
 	if (!buf)
 		return -ENOMEM;
 	ret = mpa_fpdu_encode(buf, wire, pos, c->markers_tx, c->crc, len,
-			      mpa_copy_src, &src);
+			      mpa_copy_src, src);
 	if (ret < 0) {
 		mpa_tx_release(c);
 		return ret;
@@ -506,20 +523,75 @@ sent:
 	return len;
 }
 
-int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
-		    struct iov_iter *from, size_t len, int flags)
+/*
+ * The FPDUs of earlier MSG_MORE sends waited for more: a send that fails
+ * does not leave them waiting for yet another.
+ */
+static int mpa_tx_failed(struct mpa_conn *c, int err)
 {
-	int ret = mpa_send_fpdu(c, hdr, hdr_len, from, len, flags);
-
-	/*
-	 * The FPDUs of earlier MSG_MORE sends waited for this one: a send
-	 * that fails does not leave them waiting for yet another.
-	 */
-	if (ret < 0 && c->tx_more) {
+	if (c->tx_more) {
 		c->tx_more = false;
 		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
-	return ret;
+	return err;
+}
+
+/* One ULPDU, @hdr_len octets of @hdr then the rest from @from, as one FPDU. */
+int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
+		    struct iov_iter *from, size_t len, int flags)
+{
+	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
+	u32 mss;
+	int ret;
+
+	ret = mpa_tx_ready(c, flags);
+	if (ret)
+		return mpa_tx_failed(c, ret);
+	mss = mpa_tx_mss(c);
+	if (len > mpa_mulpdu(mss, c->markers_tx))
+		return mpa_tx_failed(c, -EMSGSIZE);
+	ret = mpa_tx_fpdu(c, &src, len, mss, flags);
+	return ret < 0 ? mpa_tx_failed(c, ret) : ret;
+}
+
+/*
+ * A message cut into ULPDUs by @msg (mpa_send_msg_locked()): one check of
+ * the connection and of the MULPDU per FPDU, a few tests each.
+ */
+int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
+		 struct iov_iter *from, int flags)
+{
+	struct mpa_src src = { .it = from };
+	u32 mss, max = 0, last_mss = 0;
+	u8 hdr[MPA_MSG_HDR_MAX] __aligned(8);
+	bool last = false;
+	int ret;
+
+	if (msg->hdr_len > sizeof(hdr))
+		return -EINVAL;
+	while (!last) {
+		ret = mpa_tx_ready(c, flags);
+		if (ret)
+			return mpa_tx_failed(c, ret);
+		/* the MSS follows the path MTU: MPA cuts by the current one */
+		mss = mpa_tx_mss(c);
+		if (mss != last_mss) {
+			last_mss = mss;
+			max = mpa_mulpdu(mss, c->markers_tx);
+			if (max < msg->hdr_len)
+				return mpa_tx_failed(c, -EMSGSIZE);
+		}
+		ret = msg->next(msg->ctx, hdr, max - msg->hdr_len, &last);
+		if (ret < 0)
+			return mpa_tx_failed(c, ret);
+		src.hdr = hdr;
+		src.hdr_len = msg->hdr_len;
+		ret = mpa_tx_fpdu(c, &src, msg->hdr_len + ret, mss,
+				  last ? flags : flags | MSG_MORE);
+		if (ret < 0)
+			return mpa_tx_failed(c, ret);
+	}
+	return 0;
 }
 
 /*

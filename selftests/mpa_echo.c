@@ -3,7 +3,8 @@
  * The in-kernel consumer API of MPA (include/net/mpa.h), driven through
  * the test module selftests/kmod/mpa_echo.ko: a kernel consumer binds a
  * socket (mpa_bind), starts MPA (mpa_start), accepts or rejects
- * (mpa_accept, mpa_reject), echoes every ULPDU (mpa_send, mpa_sendv),
+ * (mpa_accept, mpa_reject), echoes every ULPDU (mpa_send, mpa_sendv,
+ * mpa_send_msg_locked),
  * aborts (mpa_abort) and reports what its callbacks saw. User space is
  * the peer, through the MPA socket API or as a raw TCP peer.
  * Needs mpa.ko; loads mpa_echo.ko (modprobe, else kmod/mpa_echo.ko) and
@@ -237,6 +238,130 @@ TEST_F(echo, roundtrip)
 	ASSERT_EQ(0, shutdown(self->fds[0], SHUT_WR));
 	ASSERT_EQ(0, ECHO_WAIT(self->dev, st, peer_closed, 1));
 	EXPECT_EQ(0, st.errors);
+}
+
+/* one ULPDU of an MPA_ECHO_MSG echo: its header, then @data_len octets */
+static int echo_msg_recv(int fd, char *buf, size_t size, __u32 *off,
+			 __u32 *len, int *last)
+{
+	struct mpa_echo_msg_hdr h;
+	ssize_t n;
+	int fl;
+
+	n = mt_recv(fd, buf, size, 0, &fl);
+	if (n < (ssize_t)sizeof(h))
+		return -1;
+	memcpy(&h, buf, sizeof(h));
+	*off = ntohl(h.off);
+	*len = ntohl(h.len) & ~MPA_ECHO_MSG_LAST;
+	*last = !!(ntohl(h.len) & MPA_ECHO_MSG_LAST);
+	return n - sizeof(h);
+}
+
+/*
+ * A loopback pair whose MSS stays @mss at both ends: the client sets it
+ * before connect() and announces it in its SYN (on lo the MSS otherwise
+ * grows with the window on 6.12, and the MULPDU with it).
+ */
+static int maxseg_pair(int fds[2], int mss)
+{
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int lfd;
+
+	lfd = iw_loopback_listen(AF_INET, &addr, &alen);
+	if (lfd < 0)
+		return -1;
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	if (fds[0] < 0 ||
+	    setsockopt(fds[0], IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)) ||
+	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
+		close(lfd);
+		return -1;
+	}
+	fds[1] = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (fds[1] < 0)
+		return -1;
+	set_rcvtimeo(fds[0]);
+	set_rcvtimeo(fds[1]);
+	return 0;
+}
+
+/*
+ * mpa_send_msg_locked(): MPA cuts a message into ULPDUs of the MULPDU,
+ * each with the header the consumer's next() wrote; a failing next()
+ * stops the message after what was sent, which still leaves.
+ */
+TEST_F(echo, send_msg)
+{
+	static char out[65536], in[65536];
+	const size_t hl = sizeof(struct mpa_echo_msg_hdr);
+	struct mpa_echo_status st;
+	__u32 mulpdu, mulpdu_r, off, len;
+	socklen_t sl = sizeof(mulpdu);
+	int last;
+
+	iw_close_pair(self->fds);
+	ASSERT_EQ(0, maxseg_pair(self->fds, 1000));
+	ASSERT_EQ(0, echo_bind(self->dev, self->fds[1], MPA_ROLE_RESPONDER, variant->rev,
+			       variant->flags, MPA_ECHO_MSG, NULL));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, echo_user_start(self->fds[0], MPA_ROLE_INITIATOR, variant->rev,
+				     variant->flags, NULL));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, TMO_MS));
+	ASSERT_EQ(0, getsockopt(self->fds[0], SOL_MPA, MPA_MULPDU, &mulpdu, &sl));
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_MULPDU, &mulpdu_r, &sl));
+	ASSERT_EQ(mulpdu, mulpdu_r);
+	ASSERT_GE(1000 - MPA_HDR_LEN - MPA_CRC_LEN, mulpdu);
+
+	/* a full ULPDU comes back as MULPDU - 8 octets, then the last 8 */
+	mt_fill(out, mulpdu, 7);
+	ASSERT_EQ(mulpdu, send(self->fds[0], out, mulpdu, 0));
+	ASSERT_EQ(mulpdu_r - hl, echo_msg_recv(self->fds[0], in, sizeof(in), &off, &len, &last));
+	EXPECT_EQ(0, off);
+	EXPECT_EQ(mulpdu_r - hl, len);
+	EXPECT_FALSE(last);
+	EXPECT_EQ(0, memcmp(out, in + hl, len));
+	ASSERT_EQ(mulpdu - len, echo_msg_recv(self->fds[0], in, sizeof(in), &off, &len, &last));
+	EXPECT_EQ(mulpdu_r - hl, off);
+	EXPECT_EQ(mulpdu - off, len);
+	EXPECT_TRUE(last);
+	EXPECT_EQ(0, memcmp(out + off, in + hl, len));
+
+	/* a short message is one ULPDU, a zero-length one a header alone */
+	ASSERT_EQ(3, send(self->fds[0], "abc", 3, 0));
+	ASSERT_EQ(3, echo_msg_recv(self->fds[0], in, sizeof(in), &off, &len, &last));
+	EXPECT_EQ(0, off);
+	EXPECT_EQ(3, len);
+	EXPECT_TRUE(last);
+	EXPECT_EQ(0, memcmp("abc", in + hl, 3));
+	ASSERT_EQ(0, send(self->fds[0], out, 0, 0));
+	ASSERT_EQ(0, echo_msg_recv(self->fds[0], in, sizeof(in), &off, &len, &last));
+	EXPECT_EQ(0, off);
+	EXPECT_EQ(0, len);
+	EXPECT_TRUE(last);
+	ASSERT_EQ(0, ECHO_WAIT(self->dev, st, echoed, 3));
+	EXPECT_EQ(0, st.send_err);
+
+	/* a header over MPA_MSG_HDR_MAX: -EINVAL, nothing sent */
+	memcpy(out, MPA_ECHO_MSG_BIGHDR, strlen(MPA_ECHO_MSG_BIGHDR));
+	ASSERT_EQ(100, send(self->fds[0], out, 100, 0));
+	ASSERT_EQ(0, ECHO_WAIT(self->dev, st, send_err, (__u32)-EINVAL));
+
+	/* next() fails on the second ULPDU: the first, full one still leaves */
+	memcpy(out, MPA_ECHO_MSG_FAIL, strlen(MPA_ECHO_MSG_FAIL));
+	ASSERT_EQ(mulpdu, send(self->fds[0], out, mulpdu, 0));
+	ASSERT_EQ(mulpdu_r - hl, echo_msg_recv(self->fds[0], in, sizeof(in), &off, &len, &last));
+	EXPECT_EQ(0, off);
+	EXPECT_FALSE(last);
+	EXPECT_EQ(0, memcmp(out, in + hl, len));
+	ASSERT_EQ(0, ECHO_WAIT(self->dev, st, send_err, (__u32)-ENOBUFS));
+	EXPECT_EQ(3, st.echoed);
+	EXPECT_EQ(5, st.ulpdus);
+	EXPECT_EQ(0, st.errors);
+	EXPECT_EQ(-1, recv(self->fds[0], in, sizeof(in), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
 }
 
 /* Kernel Initiator, user space Responder: the kernel speaks first. */

@@ -21,8 +21,8 @@
 #
 # The ddp mtu case once failed: DDP cut a message into segments by the
 # MULPDU at its start, and when the MTU shrank in mid-message MPA refused
-# the next segment (EMSGSIZE). ddp_send_msg() now takes the MULPDU for
-# each segment.
+# the next segment (EMSGSIZE). MPA now cuts the message itself
+# (mpa_send_msg_locked()), by the MULPDU of the moment for each segment.
 # Needs root, mpa.ko and ddp.ko loaded, veth and sch_netem.
 # Exit status: 0 all passed, 1 a failure, 4 skipped.
 

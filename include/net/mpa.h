@@ -10,8 +10,9 @@
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
  * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_sendv(),
- * mpa_send_begin(), mpa_sendv_locked(), mpa_accept(), mpa_reject(),
- * mpa_start(), mpa_abort() and mpa_unbind() sleep.
+ * mpa_send_begin(), mpa_sendv_locked(), mpa_send_msg_locked(),
+ * mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
+ * sleep.
  */
 #ifndef _NET_MPA_H
 #define _NET_MPA_H
@@ -153,6 +154,28 @@ struct mpa_consumer {
 	struct list_head list;
 };
 
+/* octets of ULP header in front of each ULPDU of an mpa_msg, at most */
+#define MPA_MSG_HDR_MAX		32
+
+/**
+ * struct mpa_msg - a ULP message that MPA cuts into ULPDUs
+ * @hdr_len: octets of ULP header at the start of every ULPDU, at most
+ *	MPA_MSG_HDR_MAX
+ * @next: called once per ULPDU, in order: write its @hdr_len octets of
+ *	header at @hdr, return how many octets of the message follow the
+ *	header in it (at most @max_data, which follows the path MTU), and set
+ *	*@last for the message's last ULPDU; or return a negative errno to
+ *	stop. The octets themselves come from the iterator.
+ * @ctx: the ULP's cookie for @next
+ *
+ * See mpa_send_msg_locked().
+ */
+struct mpa_msg {
+	u32	hdr_len;
+	int	(*next)(void *ctx, void *hdr, u32 max_data, bool *last);
+	void	*ctx;
+};
+
 int mpa_register_consumer(struct mpa_consumer *consumer);
 void mpa_unregister_consumer(struct mpa_consumer *consumer);
 
@@ -172,6 +195,8 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 void mpa_send_begin(struct mpa_conn *conn);
 int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 		     struct iov_iter *data, u32 data_len, int flags);
+int mpa_send_msg_locked(struct mpa_conn *conn, const struct mpa_msg *msg,
+			struct iov_iter *data, int flags);
 void mpa_send_end(struct mpa_conn *conn);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
 void mpa_conn_info(struct mpa_conn *conn, struct mpa_conn_attrs *attrs);

@@ -160,6 +160,58 @@ static struct mpa_consumer mpa_echo_consumer = {
 	.write_space	= mpa_echo_write_space,
 };
 
+/* MPA_ECHO_MSG: a message being sent, cut by MPA */
+struct mpa_echo_tx {
+	u32	off;
+	u32	left;
+	bool	fail;
+};
+
+static int mpa_echo_next(void *ctx, void *hdr, u32 max_data, bool *last)
+{
+	struct mpa_echo_tx *t = ctx;
+	struct mpa_echo_msg_hdr *h = hdr;
+	u32 len = min(t->left, max_data);
+
+	if (t->fail && t->off)
+		return -ENOBUFS;
+	*last = len == t->left;
+	h->off = cpu_to_be32(t->off);
+	h->len = cpu_to_be32(len | (*last ? MPA_ECHO_MSG_LAST : 0));
+	t->off += len;
+	t->left -= len;
+	return len;
+}
+
+static bool mpa_echo_starts(const struct mpa_echo_msg *m, const char *s)
+{
+	return m->len >= strlen(s) && !memcmp(m->data, s, strlen(s));
+}
+
+/* the ULPDU back as a message of ULPDUs that MPA cuts */
+static int mpa_echo_send_msg(struct mpa_echo *e, struct mpa_echo_msg *m)
+{
+	struct mpa_echo_tx t = {
+		.left = m->len, .fail = mpa_echo_starts(m, MPA_ECHO_MSG_FAIL),
+	};
+	struct mpa_msg msg = {
+		.hdr_len = sizeof(struct mpa_echo_msg_hdr),
+		.next = mpa_echo_next,
+		.ctx = &t,
+	};
+	struct kvec vec = { .iov_base = m->data, .iov_len = m->len };
+	struct iov_iter it;
+	int ret;
+
+	if (mpa_echo_starts(m, MPA_ECHO_MSG_BIGHDR))
+		msg.hdr_len = MPA_MSG_HDR_MAX + 1;
+	iov_iter_kvec(&it, ITER_SOURCE, &vec, 1, m->len);
+	mpa_send_begin(e->conn);
+	ret = mpa_send_msg_locked(e->conn, &msg, &it, 0);
+	mpa_send_end(e->conn);
+	return ret ? ret : m->len;
+}
+
 /* One ULPDU back: as two kvecs, or as a header and an iterator. */
 static int mpa_echo_send(struct mpa_echo *e, struct mpa_echo_msg *m)
 {
@@ -170,6 +222,8 @@ static int mpa_echo_send(struct mpa_echo *e, struct mpa_echo_msg *m)
 	};
 	struct iov_iter it;
 
+	if (e->mode & MPA_ECHO_MSG)
+		return mpa_echo_send_msg(e, m);
 	if (!(e->mode & MPA_ECHO_SENDV))
 		return mpa_send(e->conn, vec, 2, m->len, MSG_DONTWAIT);
 	vec[0].iov_base = m->data + hdr_len;

@@ -20,6 +20,28 @@
 /* struct mpa_echo_bind.mode */
 #define MPA_ECHO_REJECT		0x1		/* Responder: reject the Request */
 #define MPA_ECHO_SENDV		0x2		/* echo with mpa_sendv(), else mpa_send() */
+/*
+ * Echo with mpa_send_msg_locked(): the ULPDU is a message that MPA cuts
+ * into ULPDUs, each with an MPA_ECHO_MSG_HDR_LEN-octet header, struct
+ * mpa_echo_msg_hdr. A message that starts with MPA_ECHO_MSG_FAIL stops
+ * with -ENOBUFS after its first ULPDU; one that starts with
+ * MPA_ECHO_MSG_BIGHDR asks for a header over MPA_MSG_HDR_MAX (-EINVAL).
+ */
+#define MPA_ECHO_MSG		0x4
+#define MPA_ECHO_MSG_FAIL	"fail"
+#define MPA_ECHO_MSG_BIGHDR	"bighdr"
+#define MPA_ECHO_MSG_LAST	0x80000000u
+
+/**
+ * struct mpa_echo_msg_hdr - header of each ULPDU in MPA_ECHO_MSG mode
+ * @off: offset of the ULPDU's data in the message, big endian
+ * @len: octets of data that follow, big endian, with MPA_ECHO_MSG_LAST
+ *	in the message's last ULPDU
+ */
+struct mpa_echo_msg_hdr {
+	__be32	off;
+	__be32	len;
+};
 
 /**
  * struct mpa_echo_bind - argument of MPA_ECHO_IOC_BIND
@@ -56,7 +78,8 @@ struct mpa_echo_bind {
  * @rev: MPA revision from mpa_conn_info()
  * @mulpdu: mpa_conn_mulpdu()
  * @peer_pd_len: private data length of the last request() or reply()
- * @send_err: last error of mpa_send()/mpa_sendv(), 0 if none
+ * @send_err: last error of mpa_send()/mpa_sendv()/mpa_send_msg_locked(),
+ *	0 if none
  * @answer_err: result of mpa_accept()/mpa_reject()
  * @peer_pd: its first octets
  */
