@@ -317,7 +317,7 @@ void mpa_tx_flush_force(struct mpa_conn *c);
 void mpa_tx_work(struct work_struct *work);
 u32 mpa_mulpdu_locked(const struct mpa_conn *c);
 int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
-		 struct iov_iter *from, int flags);
+		 struct iov_iter *from, int flags, size_t *done);
 int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		    struct iov_iter *from, size_t len, int flags);
 int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);

@@ -368,7 +368,9 @@ EXPORT_SYMBOL_GPL(mpa_sendv_locked);
 int mpa_send_msg_locked(struct mpa_conn *conn, const struct mpa_msg *msg,
 			struct iov_iter *data, int flags)
 {
-	return mpa_send_msg(conn, msg, data, flags | MSG_NOSIGNAL);
+	size_t done = 0;
+
+	return mpa_send_msg(conn, msg, data, flags | MSG_NOSIGNAL, &done);
 }
 EXPORT_SYMBOL_GPL(mpa_send_msg_locked);
 

@@ -208,6 +208,25 @@ int mpa_v2_check_reply(const struct mpa_v2_info *req, const struct mpa_v2_info *
 }
 
 /**
+ * mpa_lens_check() - the ULPDU lengths of one send (MPA_CMSG_LENS)
+ * @lens: the lengths
+ * @n: their number
+ * @total: octets of data the send carries
+ *
+ * Return: 0 when there is at least one length and they add up to @total,
+ * -EINVAL otherwise.
+ */
+int mpa_lens_check(const u32 *lens, u32 n, u64 total)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		sum += lens[i];
+	return n && sum == total ? 0 : -EINVAL;
+}
+
+/**
  * mpa_mulpdu() - largest ULPDU that fits in one segment (RFC 5044 4.5)
  * @emss: effective maximum segment size of the TCP connection
  * @markers: markers are inserted on this half connection

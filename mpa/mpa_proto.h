@@ -71,6 +71,7 @@ int mpa_frame_encode(void *buf, u32 size, const struct mpa_frame_info *info,
 		     const void *pd);
 
 u32 mpa_mulpdu(u32 emss, bool markers);
+int mpa_lens_check(const u32 *lens, u32 n, u64 total);
 
 /**
  * mpa_marker_gap() - octets from stream position @pos to the next marker

@@ -556,10 +556,11 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 
 /*
  * A message cut into ULPDUs by @msg (mpa_send_msg_locked()): one check of
- * the connection and of the MULPDU per FPDU, a few tests each.
+ * the connection and of the MULPDU per FPDU, a few tests each. *@done
+ * counts the octets of @from in the ULPDUs sent.
  */
 int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
-		 struct iov_iter *from, int flags)
+		 struct iov_iter *from, int flags, size_t *done)
 {
 	struct mpa_src src = { .it = from };
 	u32 mss, max = 0, last_mss = 0;
@@ -590,8 +591,65 @@ int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
 				  last ? flags : flags | MSG_MORE);
 		if (ret < 0)
 			return mpa_tx_failed(c, ret);
+		*done += ret - msg->hdr_len;
 	}
 	return 0;
+}
+
+/* MPA_CMSG_LENS: the ULPDUs of one sendmsg() */
+struct mpa_lens {
+	const u32	*len;
+	u32		n;
+	u32		i;
+};
+
+static int mpa_lens_next(void *ctx, void *hdr, u32 max_data, bool *last)
+{
+	struct mpa_lens *l = ctx;
+	u32 len = l->len[l->i];
+
+	if (len > max_data)
+		return -EMSGSIZE;
+	*last = ++l->i == l->n;
+	return len;
+}
+
+/*
+ * sendmsg() with control messages: with an MPA_CMSG_LENS one, its data
+ * is that many ULPDUs, sent in one go; other levels are ignored, as TCP
+ * does. Return the octets of the ULPDUs that went, or an errno when none
+ * did (-EINVAL for lengths that do not add up, -EMSGSIZE for one over the
+ * MULPDU).
+ */
+static int mpa_sendmsg_ctl(struct mpa_conn *c, struct msghdr *msg, size_t size,
+			   int flags)
+{
+	struct mpa_lens l = {};
+	struct mpa_msg m = { .next = mpa_lens_next, .ctx = &l };
+	struct cmsghdr *cmsg;
+	size_t done = 0;
+	int ret;
+
+	if (msg->msg_control_is_user)
+		return -EINVAL;
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (cmsg->cmsg_level != SOL_MPA)
+			continue;
+		if (cmsg->cmsg_type != MPA_CMSG_LENS || l.len)
+			return -EINVAL;
+		if ((cmsg->cmsg_len - CMSG_LEN(0)) % sizeof(*l.len))
+			return -EINVAL;
+		l.len = CMSG_DATA(cmsg);
+		l.n = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(*l.len);
+		if (mpa_lens_check(l.len, l.n, size))
+			return -EINVAL;
+	}
+	if (!l.len)
+		return mpa_send_locked(c, NULL, 0, &msg->msg_iter, size, flags);
+	ret = mpa_send_msg(c, &m, &msg->msg_iter, flags, &done);
+	return done ? (int)done : ret;
 }
 
 /*
@@ -613,6 +671,8 @@ int mpa_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		ret = tcp_sendmsg_locked(sk, msg, size);
 	else if ((msg->msg_flags & MSG_OOB) || iwarp_msg_splices_pages(msg))
 		ret = -EOPNOTSUPP;
+	else if (msg->msg_controllen)
+		ret = mpa_sendmsg_ctl(c, msg, size, flags);
 	else
 		ret = mpa_send_locked(c, NULL, 0, &msg->msg_iter, size, flags);
 	mpa_unlock_tx(c);

@@ -797,6 +797,99 @@ TEST_F(framing, sendmmsg_packs_small_ulpdus)
 	EXPECT_EQ(segs + 4, iw_tcp_data_segs_out(self->fds[0]));
 }
 
+/* sendmsg() of @total octets from @buf with a control message of @n __u32s */
+static ssize_t send_lens(int fd, const void *buf, size_t total, int level,
+			 int type, const __u32 *lens, size_t n)
+{
+	union {
+		char b[CMSG_SPACE(16 * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = total };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.b, .msg_controllen = CMSG_SPACE(n * sizeof(__u32)),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	memset(&ctl, 0, sizeof(ctl));
+	cm->cmsg_level = level;
+	cm->cmsg_type = type;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(__u32));
+	memcpy(CMSG_DATA(cm), lens, n * sizeof(__u32));
+	return sendmsg(fd, &m, 0);
+}
+
+/*
+ * MPA_CMSG_LENS: one sendmsg() sends several ULPDUs, of the lengths its
+ * control message lists; the peer receives each as a message of its own.
+ * Lengths that do not add up, a bad control message or a first ULPDU
+ * over the MULPDU send nothing; a later one over the MULPDU ends the call
+ * with a short count on a ULPDU boundary. Control messages of other
+ * levels are ignored. Markers on, so that FPDUs have every length.
+ */
+TEST_F(framing, cmsg_lens_sends_many_ulpdus)
+{
+	__u32 lens[5] = { 10, 0, 1000, 0, 1 }, bad[3], mulpdu;
+	size_t total = 0, off = 0, i;
+	__u64 fpdus;
+	int fl;
+
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, MPA_F_MARKERS,
+				 MPA_F_MARKERS, RAW_TMO_MS));
+	mulpdu = iw_mpa_mulpdu(self->fds[0]);
+	ASSERT_LE(1011, mulpdu);
+	lens[3] = mulpdu;
+	for (i = 0; i < 5; i++)
+		total += lens[i];
+	mt_fill(wbuf, total, 21);
+	fpdus = iw_mpa_stats_of(self->fds[0]).tx_fpdus;
+	ASSERT_EQ(total, send_lens(self->fds[0], wbuf, total, SOL_MPA, MPA_CMSG_LENS,
+				   lens, 5));
+	for (i = 0; i < 5; i++) {
+		fl = 0;
+		memset(rbuf, 0, lens[i]);
+		ASSERT_EQ(lens[i], mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, &fl))
+			TH_LOG("ULPDU %zu", i);
+		EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+		EXPECT_EQ(0, memcmp(rbuf, wbuf + off, lens[i])) TH_LOG("ULPDU %zu", i);
+		off += lens[i];
+	}
+	EXPECT_EQ(fpdus + 5, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
+
+	/* nothing goes */
+	bad[0] = 10;
+	bad[1] = 10;
+	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 25, SOL_MPA, MPA_CMSG_LENS, bad, 2));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 0, SOL_MPA, MPA_CMSG_LENS, bad, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 20, SOL_MPA, 99, bad, 2));
+	EXPECT_EQ(EINVAL, errno);
+	/* over any MULPDU, even one that grew since (lo on 6.12) */
+	bad[0] = 65536;
+	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 65536, SOL_MPA, MPA_CMSG_LENS,
+				bad, 1));
+	EXPECT_EQ(EMSGSIZE, errno);
+	EXPECT_EQ(fpdus + 5, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
+
+	/* the second ULPDU is too large: the first went */
+	bad[0] = 100;
+	bad[1] = 65536;
+	bad[2] = 5;
+	EXPECT_EQ(100, send_lens(self->fds[0], wbuf, 65641, SOL_MPA,
+				 MPA_CMSG_LENS, bad, 3));
+	/* another level's control message: one ULPDU as without it */
+	EXPECT_EQ(300, send_lens(self->fds[0], wbuf + 100, 300, SOL_IP, 1, bad, 1));
+	EXPECT_EQ(100, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(0, memcmp(rbuf, wbuf, 100));
+	EXPECT_EQ(300, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(0, memcmp(rbuf, wbuf + 100, 300));
+	EXPECT_EQ(fpdus + 7, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
+	EXPECT_EQ(-1, recv(self->fds[1], rbuf, sizeof(rbuf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
 TEST_F(framing, stats_are_exact)
 {
 	__u64 markers = 0;

@@ -165,7 +165,7 @@ TEST_F(stat, reject_crc_error_and_timeout)
  * clamped to 1448, once nothing sent before holds the task's page
  * fragment; checks that all arrive intact.
  */
-static int send_full_fpdus(struct __test_metadata *_metadata, int n)
+static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_call)
 {
 	static char buf[91 * 1500], got[1500];
 	int mss = 1448, sndbuf = 1 << 20, lfd, fds[2], i;
@@ -206,7 +206,27 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n)
 		v[i].msg_hdr.msg_iov = &iov[i];
 		v[i].msg_hdr.msg_iovlen = 1;
 	}
-	ASSERT_EQ(n, sendmmsg(fds[0], v, n, 0));
+	if (one_call) {
+		union {
+			char b[CMSG_SPACE(91 * sizeof(__u32))];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr m = {
+			.msg_iov = iov, .msg_iovlen = 1, .msg_control = ctl.b,
+			.msg_controllen = CMSG_SPACE(n * sizeof(__u32)),
+		};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+		cm->cmsg_level = SOL_MPA;
+		cm->cmsg_type = MPA_CMSG_LENS;
+		cm->cmsg_len = CMSG_LEN(n * sizeof(__u32));
+		for (i = 0; i < n; i++)
+			((__u32 *)CMSG_DATA(cm))[i] = mulpdu;
+		iov[0].iov_len = n * mulpdu;
+		ASSERT_EQ(n * mulpdu, sendmsg(fds[0], &m, 0));
+	} else {
+		ASSERT_EQ(n, sendmmsg(fds[0], v, n, 0));
+	}
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(mulpdu, iw_readn(fds[1], got, mulpdu, RAW_TMO_MS));
 		EXPECT_EQ(0, memcmp(got, buf + i * mulpdu, mulpdu));
@@ -234,7 +254,16 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n)
  */
 TEST_F(stat, train_fills_one_gso_skb)
 {
-	ASSERT_EQ(0, send_full_fpdus(_metadata, 91));
+	ASSERT_EQ(0, send_full_fpdus(_metadata, 91, false));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(91, self->v[TX_FPDUS]);
+	EXPECT_EQ(2, self->v[TX_TRAINS]);
+}
+
+/* the same 91 ULPDUs in one sendmsg() with MPA_CMSG_LENS: the same trains */
+TEST_F(stat, train_of_one_sendmsg)
+{
+	ASSERT_EQ(0, send_full_fpdus(_metadata, 91, true));
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(91, self->v[TX_FPDUS]);
 	EXPECT_EQ(2, self->v[TX_TRAINS]);
@@ -247,7 +276,7 @@ TEST_F(stat, train_fills_one_gso_skb)
  */
 TEST_F(stat, train_ends_with_last_fpdu)
 {
-	ASSERT_EQ(0, send_full_fpdus(_metadata, 3));
+	ASSERT_EQ(0, send_full_fpdus(_metadata, 3, false));
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(3, self->v[TX_FPDUS]);
 	EXPECT_EQ(1, self->v[TX_TRAINS]);

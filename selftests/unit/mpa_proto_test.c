@@ -1026,4 +1026,20 @@ TEST(v2_check_reply_refuses_bad_replies)
 	ASSERT_EQ(-EPROTO, mpa_v2_check_reply(&req, &rep));	/* unasked P2P */
 }
 
+/* MPA_CMSG_LENS: at least one length, adding up to the data exactly */
+TEST(lens_check)
+{
+	const u32 l[4] = { 10, 0, 65535, 1 };
+	const u32 big[2] = { 0xffffffff, 0xffffffff };
+
+	ASSERT_EQ(0, mpa_lens_check(l, 4, 65546));
+	ASSERT_EQ(-EINVAL, mpa_lens_check(l, 4, 65545));
+	ASSERT_EQ(-EINVAL, mpa_lens_check(l, 4, 65547));
+	ASSERT_EQ(0, mpa_lens_check(l + 1, 1, 0));
+	ASSERT_EQ(-EINVAL, mpa_lens_check(l, 0, 0));
+	/* no 32-bit wrap: 2^33 - 2 octets are not 2^32 - 2 */
+	ASSERT_EQ(-EINVAL, mpa_lens_check(big, 2, 0xfffffffeULL));
+	ASSERT_EQ(0, mpa_lens_check(big, 2, 0x1fffffffeULL));
+}
+
 TEST_HARNESS_MAIN

@@ -26,6 +26,14 @@
 #define MPA_STATS		13	/* struct mpa_stats */
 #define MPA_MULPDU		14	/* __u32 largest ULPDU that send accepts */
 
+/*
+ * Control message of sendmsg() (cmsg_level SOL_MPA): the data is several
+ * ULPDUs, of the __u32 lengths the message carries in order (they add up
+ * to the data's length; each at most MPA_MULPDU). One call then sends
+ * them all, as sendmmsg() would send one message each.
+ */
+#define MPA_CMSG_LENS		1
+
 /* struct mpa_start.role */
 #define MPA_ROLE_INITIATOR	1
 #define MPA_ROLE_RESPONDER	2
