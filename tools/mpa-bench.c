@@ -112,6 +112,7 @@ static char errbuf[256];
 static int sig_phase;
 static int json;			/* --json: JSON lines on stdout */
 static unsigned int batch = 1;		/* --batch: messages per sendmmsg() */
+static int one_call;			/* --one-call: a batch per sendmsg() */
 static const char *listen_addr;		/* NULL: loopback */
 static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
@@ -137,7 +138,8 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
-		"                 [--no-crc] [--eor] [--batch N] [--pingpong] [--json] [-6]\n"
+		"                 [--no-crc] [--eor] [--batch N [--one-call]] [--pingpong]\n"
+		"                 [--json] [-6]\n"
 		"                 [ENDPOINTS]\n"
 		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
 		"ENDPOINTS: [--listen-addr A] [--connect-addr A] [--sink-netns NAME]\n"
@@ -152,6 +154,8 @@ static void print_usage(FILE *f)
 		"  --batch N    N messages per sendmmsg() call (default 1; up to 1024 and\n"
 		"               16 MiB): MPA takes all but a call's last as MSG_MORE;\n"
 		"               the MPA receiver takes up to N per recvmmsg() call\n"
+		"  --one-call   MPA: the N messages of a batch in one sendmsg() call, with\n"
+		"               their lengths in an MPA_CMSG_LENS control message\n"
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
@@ -386,6 +390,46 @@ static int send_batch(int fd, const char *buf, size_t size, unsigned int n,
 }
 
 /*
+ * MPA, --one-call: @n ULPDUs of @size octets from @buf in one sendmsg()
+ * with an MPA_CMSG_LENS control message; a short count (a signal) ends on
+ * a ULPDU boundary, and the rest goes in the next call.
+ */
+static int send_lens(int fd, const char *buf, size_t size, unsigned int n)
+{
+	static union {
+		char buf[CMSG_SPACE(MAX_BATCH * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	unsigned int i, done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		iov.iov_base = (char *)buf + done * size;
+		iov.iov_len = (n - done) * size;
+		m.msg_control = ctl.buf;
+		m.msg_controllen = CMSG_SPACE((n - done) * sizeof(__u32));
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_MPA;
+		cm->cmsg_type = MPA_CMSG_LENS;
+		cm->cmsg_len = CMSG_LEN((n - done) * sizeof(__u32));
+		for (i = 0; i < n - done; i++)
+			((__u32 *)CMSG_DATA(cm))[i] = size;
+		r = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || r % size) {
+			set_err("sendmsg: %s", r < 0 ? strerror(errno) : "short count");
+			return -1;
+		}
+		done += r / size;
+	}
+	return 0;
+}
+
+/*
  * Receive one message. MPA: exactly one ULPDU of @size octets, with
  * MSG_EOR and without MSG_TRUNC. TCP: one recv of at most @size octets
  * (@exact: until @size octets). Return the octets, 0 at EOF, -1 on error.
@@ -611,7 +655,8 @@ static int sender(int fd, size_t size, const struct cfg *c)
 		tx_cpu_track();
 		for (i = 0; size >= sizeof(seq) && i < n; i++)
 			memcpy(buf + i * size, &(__u64){ seq + i }, sizeof(seq));
-		if (n > 1 ? send_batch(fd, buf, size, n, mpa) :
+		if (n > 1 && mpa && one_call ? send_lens(fd, buf, size, n) :
+		    n > 1 ? send_batch(fd, buf, size, n, mpa) :
 			    send_msg(fd, buf, size, mpa, c->eor))
 			goto fail;
 		seq += n;
@@ -927,6 +972,7 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	printf("\"markers\": %s, ", c->flags & MPA_F_MARKERS ? "true" : "false");
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
 	printf("\"batch\": %u, ", c->eor ? 1 : batch);
+	printf("\"one_call\": %s, ", one_call && c->mpa && batch > 1 ? "true" : "false");
 	iw_json_num("sink_cpu", run_cpu(sink_cpu, pingpong), 0);
 	iw_json_num("source_cpu", run_cpu(source_cpu, pingpong), 0);
 	iw_json_str("path",
@@ -1172,6 +1218,7 @@ int main(int argc, char **argv)
 		{ "no-crc", no_argument, NULL, 'n' },
 		{ "eor", no_argument, NULL, 'E' },
 		{ "batch", required_argument, NULL, 'B' },
+		{ "one-call", no_argument, NULL, 'O' },
 		{ "pingpong", no_argument, NULL, 'p' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
@@ -1232,6 +1279,9 @@ int main(int argc, char **argv)
 			batch = strtoul(optarg, &end, 0);
 			if (*end || !batch || batch > MAX_BATCH)
 				goto usage;
+			break;
+		case 'O':
+			one_call = 1;
 			break;
 		case 'p':
 			pingpong = 1;
