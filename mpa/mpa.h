@@ -30,6 +30,9 @@
  */
 #define MPA_TRAIN_FRAGS	3
 
+/* ULPDUs one recvmsg() returns at most with MPA_RECV_LENS */
+#define MPA_RECV_LENS_MAX	64
+
 /**
  * struct mpa_conn - per-socket MPA context
  * @sk: the TCP socket
@@ -55,6 +58,8 @@
  *	of that ULPDU is dropped
  * @rx_defer: recvmsg() left the next FPDUs in TCP for the next recvmsg()
  *	to copy straight into its caller's buffer (mpa_rx_direct())
+ * @rx_lens: MPA_RECV_LENS: recvmsg() returns the ULPDUs that are ready and
+ *	fit, with an MPA_CMSG_LENS control message
  * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
  * @peer_fin: the peer half-closed on an FPDU boundary
  * @markers_tx: we insert markers
@@ -125,6 +130,7 @@ struct mpa_conn {
 	bool			rx_ready;
 	bool			rx_torn;
 	bool			rx_defer;
+	bool			rx_lens;
 	bool			tx_allowed;
 	bool			peer_fin;
 	bool			markers_tx;

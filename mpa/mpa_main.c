@@ -247,6 +247,15 @@ static int mpa_setsockopt(struct sock *sk, int level, int optname,
 			c->timeout_ms = val;
 		release_sock(sk);
 		return ret;
+	case MPA_RECV_LENS:
+		if (optlen != sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sk);
+		c->rx_lens = !!val;
+		release_sock(sk);
+		return 0;
 	default:
 		return -ENOPROTOOPT;
 	}
@@ -368,6 +377,10 @@ static int mpa_getsockopt(struct sock *sk, int level, int optname,
 		break;
 	case MPA_TIMEOUT:
 		u.val = c->timeout_ms;
+		size = sizeof(u.val);
+		break;
+	case MPA_RECV_LENS:
+		u.val = c->rx_lens;
 		size = sizeof(u.val);
 		break;
 	default:

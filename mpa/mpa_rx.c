@@ -461,10 +461,66 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 	return ulen;
 }
 
+/*
+ * MPA_RECV_LENS: the next ULPDU, if it is ready without waiting and fits
+ * whole in @room octets: copied to @msg and consumed. Return its length,
+ * or -EAGAIN (nothing copied, nothing consumed), or -EFAULT.
+ */
+static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room)
+{
+	u32 ulen;
+
+	if (c->err || c->peer_fin)
+		return -EAGAIN;
+	if (c->rx_defer)
+		return mpa_rx_direct(c, msg, room);
+	if (!c->rx_ready || c->rx.ulpdu_len > room)
+		return -EAGAIN;
+	ulen = c->rx.ulpdu_len;
+	if (memcpy_to_msg(msg, c->rx.buf, ulen))
+		return -EFAULT;
+	mpa_rx_next(c);
+	mpa_rx_trim(c);
+	return ulen;
+}
+
+/*
+ * MPA_RECV_LENS: after the first ULPDU (@ret as recvmsg() returns it,
+ * @ulen its length), the ULPDUs that are ready at once and fit whole in
+ * the rest of @len, as many as the control buffer has lengths for; then
+ * their lengths in an MPA_CMSG_LENS control message (MSG_CTRUNC if it has
+ * no room for even one). With MSG_PEEK, MSG_TRUNC or a truncated first
+ * ULPDU, the first one only. Return the octets copied in all.
+ */
+static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
+			 int flags, int ret, u32 ulen)
+{
+	u32 lens[MPA_RECV_LENS_MAX], n = 1, max = 0;
+	size_t total = ret;
+	int more;
+
+	if (msg->msg_controllen >= CMSG_LEN(sizeof(u32)))
+		max = min_t(size_t, ARRAY_SIZE(lens),
+			    (msg->msg_controllen - CMSG_LEN(0)) / sizeof(u32));
+	lens[0] = ulen;
+	if (!(flags & (MSG_PEEK | MSG_TRUNC)) && !(msg->msg_flags & MSG_TRUNC)) {
+		while (n < max) {
+			more = mpa_recv_more(c, msg, len - total);
+			if (more < 0)
+				break;
+			lens[n++] = more;
+			total += more;
+		}
+	}
+	put_cmsg(msg, SOL_MPA, MPA_CMSG_LENS, n * sizeof(u32), lens);
+	return total;
+}
+
 int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		int flags, int *addr_len)
 {
 	struct mpa_conn *c = mpa_get(sk);
+	bool delivered = false;
 	long timeo;
 	u32 n, ulen;
 	int ret;
@@ -480,6 +536,8 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		if (c->rx_defer && !(flags & MSG_PEEK)) {
 			/* after -EFAULT the FPDU still waits in TCP */
 			ret = mpa_rx_direct(c, msg, len);
+			ulen = ret;
+			delivered = ret >= 0;
 			if (ret != -EAGAIN)
 				goto out;
 		}
@@ -518,7 +576,10 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		mpa_rx_next(c);
 		mpa_rx_trim(c);
 	}
+	delivered = true;
 out:
+	if (delivered && c->rx_lens)
+		ret = mpa_recv_lens(c, msg, len, flags, ret, ulen);
 	release_sock(sk);
 	return ret;
 }

@@ -890,6 +890,138 @@ TEST_F(framing, cmsg_lens_sends_many_ulpdus)
 	EXPECT_EQ(EAGAIN, errno);
 }
 
+/*
+ * recvmsg() with MPA_RECV_LENS: @size octets of buffer, room for exactly
+ * @nlens lengths (0: no control buffer); the lengths in @lens, their number
+ * in *@n (-1 without the control message), the flags in *@fl.
+ */
+static ssize_t recv_lens(int fd, void *buf, size_t size, int nlens, int flags,
+			 __u32 *lens, int *n, int *fl)
+{
+	union {
+		char b[CMSG_SPACE(16 * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = nlens ? ctl.b : NULL,
+		.msg_controllen = nlens ? CMSG_LEN(nlens * sizeof(__u32)) : 0,
+	};
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	r = recvmsg(fd, &m, flags);
+	*fl = m.msg_flags;
+	*n = -1;
+	cm = nlens ? CMSG_FIRSTHDR(&m) : NULL;
+	if (r >= 0 && cm && cm->cmsg_level == SOL_MPA && cm->cmsg_type == MPA_CMSG_LENS) {
+		*n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(__u32);
+		memcpy(lens, CMSG_DATA(cm), *n * sizeof(__u32));
+	}
+	return r;
+}
+
+/*
+ * MPA_RECV_LENS: one recvmsg() returns the ULPDUs that wait whole, one
+ * after the other, as many as fit in the buffer and the control buffer,
+ * and their lengths in an MPA_CMSG_LENS control message; MSG_PEEK returns
+ * the first only; without a control buffer one ULPDU and MSG_CTRUNC.
+ */
+TEST_F(framing, recv_lens_returns_many_ulpdus)
+{
+	__u32 lens[5] = { 10, 0, 1000, 300, 1 }, more[3] = { 5, 6, 7 }, got[16], on = 1, v;
+	socklen_t vl = sizeof(v);
+	int n, fl;
+
+	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, 2));
+	EXPECT_EQ(EINVAL, errno);
+	mt_fill(wbuf, 2000, 22);
+	ASSERT_EQ(1311, send_lens(self->fds[0], wbuf, 1311, SOL_MPA, MPA_CMSG_LENS, lens, 5));
+	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
+
+	/* 10, 0 and 1000 fit in 1100 octets, 300 does not */
+	memset(rbuf, 0, 2000);
+	ASSERT_EQ(1010, recv_lens(self->fds[1], rbuf, 1100, 16, 0, got, &n, &fl));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(10, got[0]);
+	EXPECT_EQ(0, got[1]);
+	EXPECT_EQ(1000, got[2]);
+	EXPECT_EQ(0, memcmp(rbuf, wbuf, 1010));
+	/* room for one length: one ULPDU */
+	ASSERT_EQ(300, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 1, 0, got, &n, &fl));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(300, got[0]);
+	EXPECT_EQ(0, memcmp(rbuf, wbuf + 1010, 300));
+	/* no control buffer: one ULPDU, MSG_CTRUNC */
+	ASSERT_EQ(1, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 0, 0, got, &n, &fl));
+	EXPECT_EQ(MSG_EOR | MSG_CTRUNC, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
+	EXPECT_EQ(wbuf[1310], rbuf[0]);
+
+	/* MSG_PEEK: the first only, left in place */
+	ASSERT_EQ(18, send_lens(self->fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
+	ASSERT_EQ(5, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, MSG_PEEK, got, &n, &fl));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(5, got[0]);
+	ASSERT_EQ(18, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(5, got[0]);
+	EXPECT_EQ(6, got[1]);
+	EXPECT_EQ(7, got[2]);
+	EXPECT_EQ(0, memcmp(rbuf, wbuf, 18));
+
+	/* off again: one ULPDU per recvmsg(), no control message */
+	on = 0;
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	ASSERT_EQ(18, send_lens(self->fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
+	ASSERT_EQ(5, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(6, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(7, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+}
+
+/*
+ * MPA_RECV_LENS stops before a bad FPDU: the ULPDUs before it come in one
+ * recvmsg(), the next one reports the CRC error (EBADMSG), and nothing of
+ * the bad FPDU or of what follows it is delivered.
+ */
+TEST_F(framing, recv_lens_stops_at_crc_error)
+{
+	__u32 got[16], on = 1;
+	int i, n, fl, off = 0, len;
+
+	mt_fill(ubuf, 500, 23);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	for (i = 0; i < 5; i++) {
+		len = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
+			       ubuf + 100 * i, 100);
+		ASSERT_LT(0, len);
+		if (i == 3)
+			wbuf[off + len - 1] ^= 0x01;
+		off += len;
+	}
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
+	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
+	ASSERT_EQ(300, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(100, got[2]);
+	EXPECT_EQ(0, memcmp(rbuf, ubuf, 300));
+	EXPECT_EQ(-1, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(3, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+}
+
 TEST_F(framing, stats_are_exact)
 {
 	__u64 markers = 0;

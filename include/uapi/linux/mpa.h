@@ -19,6 +19,7 @@
 #define MPA_ACCEPT		2	/* Responder: accept, optval = private data */
 #define MPA_REJECT		3	/* Responder: reject, optval = private data */
 #define MPA_TIMEOUT		4	/* __u32 startup timeout in ms, 0 = none (also get) */
+#define MPA_RECV_LENS		5	/* __u32 bool: several ULPDUs per recvmsg() (also get) */
 /* getsockopt */
 #define MPA_INFO		10	/* struct mpa_info */
 #define MPA_PEER_PD		11	/* the peer's private data */
@@ -27,10 +28,12 @@
 #define MPA_MULPDU		14	/* __u32 largest ULPDU that send accepts */
 
 /*
- * Control message of sendmsg() (cmsg_level SOL_MPA): the data is several
+ * Control message (cmsg_level SOL_MPA) of sendmsg(): the data is several
  * ULPDUs, of the __u32 lengths the message carries in order (they add up
  * to the data's length; each at most MPA_MULPDU). One call then sends
  * them all, as sendmmsg() would send one message each.
+ * Of recvmsg() with MPA_RECV_LENS on: the lengths of the ULPDUs that the
+ * data holds, one after the other.
  */
 #define MPA_CMSG_LENS		1
 
