@@ -113,6 +113,7 @@ static int sig_phase;
 static int json;			/* --json: JSON lines on stdout */
 static unsigned int batch = 1;		/* --batch: messages per sendmmsg() */
 static int one_call;			/* --one-call: a batch per sendmsg() */
+static int recv_lens;			/* --recv-lens: a batch per recvmsg() */
 static const char *listen_addr;		/* NULL: loopback */
 static const char *connect_addr;	/* NULL: listen_addr */
 static const char *sink_netns, *source_netns;
@@ -138,7 +139,8 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
-		"                 [--no-crc] [--eor] [--batch N [--one-call]] [--pingpong]\n"
+		"                 [--no-crc] [--eor] [--batch N [--one-call] [--recv-lens]]\n"
+		"                 [--pingpong]\n"
 		"                 [--json] [-6]\n"
 		"                 [ENDPOINTS]\n"
 		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
@@ -156,6 +158,8 @@ static void print_usage(FILE *f)
 		"               the MPA receiver takes up to N per recvmmsg() call\n"
 		"  --one-call   MPA: the N messages of a batch in one sendmsg() call, with\n"
 		"               their lengths in an MPA_CMSG_LENS control message\n"
+		"  --recv-lens  MPA: the receiver takes up to N ULPDUs per recvmsg() call\n"
+		"               (MPA_RECV_LENS), their lengths in a control message\n"
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
@@ -521,6 +525,58 @@ static int recv_batch(int fd, char *buf, size_t size, unsigned int n, int *eof)
 	return r;
 }
 
+/*
+ * MPA, --recv-lens: up to @n ULPDUs of @size octets in one recvmsg() with
+ * MPA_RECV_LENS on, their lengths in an MPA_CMSG_LENS control message,
+ * each checked. Return the ULPDUs received (*@eof at the end of the
+ * stream), -1 on error.
+ */
+static int recv_lens_batch(int fd, char *buf, size_t size, unsigned int n, int *eof)
+{
+	static union {
+		char buf[CMSG_SPACE(MAX_BATCH * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = size * n };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	unsigned int i, k;
+	ssize_t r;
+
+	m.msg_control = ctl.buf;
+	m.msg_controllen = CMSG_SPACE(n * sizeof(__u32));
+	do {
+		r = recvmsg(fd, &m, 0);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		set_err("recvmsg: %s", strerror(errno));
+		return -1;
+	}
+	cm = CMSG_FIRSTHDR(&m);
+	if (!r && !cm) {
+		*eof = 1;
+		return 0;
+	}
+	if (!cm || cm->cmsg_level != SOL_MPA || cm->cmsg_type != MPA_CMSG_LENS ||
+	    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !(m.msg_flags & MSG_EOR)) {
+		set_err("MPA recvmsg: %zd octets, flags %#x, no lengths", r, m.msg_flags);
+		return -1;
+	}
+	k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(__u32);
+	for (i = 0; i < k; i++) {
+		if (((__u32 *)CMSG_DATA(cm))[i] != size) {
+			set_err("MPA recvmsg: ULPDU %u of %u has %u octets, expected %zu",
+				i, k, ((__u32 *)CMSG_DATA(cm))[i], size);
+			return -1;
+		}
+	}
+	if (!k || (size_t)r != k * size) {
+		set_err("MPA recvmsg: %zd octets for %u ULPDUs", r, k);
+		return -1;
+	}
+	return k;
+}
+
 static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 {
 	struct itimerval it = {
@@ -540,6 +596,12 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	buf = malloc(size * nb);
 	if (!buf) {
 		set_err("out of memory");
+		return -1;
+	}
+	if (mpa && recv_lens && nb > 1 &&
+	    setsockopt(fd, SOL_MPA, MPA_RECV_LENS, &(__u32){ 1 }, sizeof(__u32))) {
+		set_err("MPA_RECV_LENS: %s", strerror(errno));
+		free(buf);
 		return -1;
 	}
 	sigaction(SIGALRM, &sa, NULL);
@@ -567,7 +629,10 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			}
 		}
-		if (nb > 1) {
+		if (nb > 1 && recv_lens) {
+			n = recv_lens_batch(fd, buf, size, nb, &eof);
+			got = n > 0 ? n : 0;
+		} else if (nb > 1) {
 			n = recv_batch(fd, buf, size, nb, &eof);
 			got = n > 0 ? n : 0;
 		} else {
@@ -973,6 +1038,7 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	printf("\"eor\": %s, ", c->eor ? "true" : "false");
 	printf("\"batch\": %u, ", c->eor ? 1 : batch);
 	printf("\"one_call\": %s, ", one_call && c->mpa && batch > 1 ? "true" : "false");
+	printf("\"recv_lens\": %s, ", recv_lens && c->mpa && batch > 1 ? "true" : "false");
 	iw_json_num("sink_cpu", run_cpu(sink_cpu, pingpong), 0);
 	iw_json_num("source_cpu", run_cpu(source_cpu, pingpong), 0);
 	iw_json_str("path",
@@ -1219,6 +1285,7 @@ int main(int argc, char **argv)
 		{ "eor", no_argument, NULL, 'E' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "one-call", no_argument, NULL, 'O' },
+		{ "recv-lens", no_argument, NULL, 'R' },
 		{ "pingpong", no_argument, NULL, 'p' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
@@ -1282,6 +1349,9 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			one_call = 1;
+			break;
+		case 'R':
+			recv_lens = 1;
 			break;
 		case 'p':
 			pingpong = 1;
