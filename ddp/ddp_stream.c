@@ -219,16 +219,25 @@ struct ddp_tx {
 	u8			dv;
 };
 
+/* the next segment's offset and length, at most @max_data octets */
+static int ddp_tx_seg(struct ddp_tx *t, u32 max_data, u32 *off, u32 *len,
+		      bool *last)
+{
+	if (!max_data)
+		return -EMSGSIZE;
+	ddp_seg_resize(&t->it, max_data);
+	return ddp_seg_next(&t->it, off, len, last) ? 0 : -EINVAL;
+}
+
 static int ddp_tx_tagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
 {
 	struct ddp_tx *t = ctx;
 	u32 off, len;
+	int ret;
 
-	if (!max_data)
-		return -EMSGSIZE;
-	ddp_seg_resize(&t->it, max_data);
-	if (!ddp_seg_next(&t->it, &off, &len, last))
-		return -EINVAL;
+	ret = ddp_tx_seg(t, max_data, &off, &len, last);
+	if (ret)
+		return ret;
 	ddp_tagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp[0],
 			     t->msg->stag, t->msg->to + off);
 	return len;
@@ -238,12 +247,11 @@ static int ddp_tx_untagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
 {
 	struct ddp_tx *t = ctx;
 	u32 off, len;
+	int ret;
 
-	if (!max_data)
-		return -EMSGSIZE;
-	ddp_seg_resize(&t->it, max_data);
-	if (!ddp_seg_next(&t->it, &off, &len, last))
-		return -EINVAL;
+	ret = ddp_tx_seg(t, max_data, &off, &len, last);
+	if (ret)
+		return ret;
 	ddp_untagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp, t->msg->qn,
 			       t->msn, off);
 	return len;
