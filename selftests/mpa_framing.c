@@ -927,28 +927,31 @@ static ssize_t recv_lens(int fd, void *buf, size_t size, int nlens, int flags,
  * after the other, as many as fit in the buffer and the control buffer,
  * and their lengths in an MPA_CMSG_LENS control message; MSG_PEEK returns
  * the first only; without a control buffer one ULPDU and MSG_CTRUNC.
+ * Without markers the ULPDUs after the first come straight from TCP
+ * (mpa_rx_direct()), with markers each is decoded into rx.buf first.
  */
-TEST_F(framing, recv_lens_returns_many_ulpdus)
+static void recv_lens_many(struct __test_metadata *_metadata, int fds[2], int family,
+			   __u32 mpa_flags)
 {
 	__u32 lens[5] = { 10, 0, 1000, 300, 1 }, more[3] = { 5, 6, 7 }, got[16], on = 1, v;
 	socklen_t vl = sizeof(v);
 	int n, fl;
 
-	ASSERT_EQ(0, iw_mpa_pair(variant->family, self->fds, 0, 0, RAW_TMO_MS));
-	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
+	ASSERT_EQ(0, iw_mpa_pair(family, fds, mpa_flags, mpa_flags, RAW_TMO_MS));
+	ASSERT_EQ(0, getsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
 	EXPECT_EQ(0, v);
-	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
-	ASSERT_EQ(0, getsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	ASSERT_EQ(0, getsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &v, &vl));
 	EXPECT_EQ(1, v);
-	EXPECT_EQ(-1, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, 2));
+	EXPECT_EQ(-1, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &on, 2));
 	EXPECT_EQ(EINVAL, errno);
 	mt_fill(wbuf, 2000, 22);
-	ASSERT_EQ(1311, send_lens(self->fds[0], wbuf, 1311, SOL_MPA, MPA_CMSG_LENS, lens, 5));
-	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
+	ASSERT_EQ(1311, send_lens(fds[0], wbuf, 1311, SOL_MPA, MPA_CMSG_LENS, lens, 5));
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
 
 	/* 10, 0 and 1000 fit in 1100 octets, 300 does not */
 	memset(rbuf, 0, 2000);
-	ASSERT_EQ(1010, recv_lens(self->fds[1], rbuf, 1100, 16, 0, got, &n, &fl));
+	ASSERT_EQ(1010, recv_lens(fds[1], rbuf, 1100, 16, 0, got, &n, &fl));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(10, got[0]);
@@ -956,22 +959,22 @@ TEST_F(framing, recv_lens_returns_many_ulpdus)
 	EXPECT_EQ(1000, got[2]);
 	EXPECT_EQ(0, memcmp(rbuf, wbuf, 1010));
 	/* room for one length: one ULPDU */
-	ASSERT_EQ(300, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 1, 0, got, &n, &fl));
+	ASSERT_EQ(300, recv_lens(fds[1], rbuf, sizeof(rbuf), 1, 0, got, &n, &fl));
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(300, got[0]);
 	EXPECT_EQ(0, memcmp(rbuf, wbuf + 1010, 300));
 	/* no control buffer: one ULPDU, MSG_CTRUNC */
-	ASSERT_EQ(1, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 0, 0, got, &n, &fl));
+	ASSERT_EQ(1, recv_lens(fds[1], rbuf, sizeof(rbuf), 0, 0, got, &n, &fl));
 	EXPECT_EQ(MSG_EOR | MSG_CTRUNC, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
 	EXPECT_EQ(wbuf[1310], rbuf[0]);
 
 	/* MSG_PEEK: the first only, left in place */
-	ASSERT_EQ(18, send_lens(self->fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
-	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
-	ASSERT_EQ(5, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, MSG_PEEK, got, &n, &fl));
+	ASSERT_EQ(18, send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
+	ASSERT_EQ(5, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, MSG_PEEK, got, &n, &fl));
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(5, got[0]);
-	ASSERT_EQ(18, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(18, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(5, got[0]);
 	EXPECT_EQ(6, got[1]);
@@ -980,13 +983,20 @@ TEST_F(framing, recv_lens_returns_many_ulpdus)
 
 	/* off again: one ULPDU per recvmsg(), no control message */
 	on = 0;
-	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
-	ASSERT_EQ(18, send_lens(self->fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
-	ASSERT_EQ(0, mt_all_acked(self->fds[0]));
-	ASSERT_EQ(5, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	ASSERT_EQ(18, send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
+	ASSERT_EQ(5, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	EXPECT_EQ(-1, n);
-	EXPECT_EQ(6, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
-	EXPECT_EQ(7, recv_lens(self->fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(6, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(7, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+}
+
+TEST_F(framing, recv_lens_returns_many_ulpdus)
+{
+	recv_lens_many(_metadata, self->fds, variant->family, 0);
+	iw_close_pair(self->fds);
+	recv_lens_many(_metadata, self->fds, variant->family, MPA_F_MARKERS);
 }
 
 /*
