@@ -45,14 +45,28 @@ wait_listen() {
 # start_capture PORT FILE: tshark on lo for tcp port PORT into FILE, its
 # pid in $tpid (and $pids); waits up to 3 minutes (tshark starts slowly
 # under emulation) for "Capture started": its earlier "Capturing on" line
-# comes before the capture does, and packets sent then are missed
+# comes before the capture does, and packets sent then are missed. Even
+# after "Capture started" a capture on 6.12 once missed a connection's
+# first packets (its Request and Reply): then it probes the still closed
+# PORT (a SYN and a RST) until FILE grows, which says packets arrive.
 start_capture() {
+	local size
+
 	tshark -i lo -f "tcp port $1" -w "$2" > "$tmp/t.err" 2>&1 &
 	tpid=$!
 	pids+=("$tpid")
 	for _ in $(seq 1800); do
-		grep -q 'Capture started' "$tmp/t.err" && return 0
+		grep -q 'Capture started' "$tmp/t.err" && break
 		sleep 0.1
+	done
+	grep -q 'Capture started' "$tmp/t.err" || return 1
+	size=$(stat -c %s "$2" 2> /dev/null || echo 0)
+	for _ in $(seq 60); do
+		(exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null
+		for _ in 1 2 3 4 5; do
+			[ "$(stat -c %s "$2" 2> /dev/null || echo 0)" -gt "$size" ] && return 0
+			sleep 0.2
+		done
 	done
 	return 1
 }
