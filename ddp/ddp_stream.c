@@ -219,41 +219,24 @@ struct ddp_tx {
 	u8			dv;
 };
 
-/* the next segment's offset and length, at most @max_data octets */
-static int ddp_tx_seg(struct ddp_tx *t, u32 max_data, u32 *off, u32 *len,
-		      bool *last)
+/* the next segment of at most @max_data octets: its header at @hdr */
+static int ddp_tx_next(void *ctx, void *hdr, u32 max_data, bool *last)
 {
+	struct ddp_tx *t = ctx;
+	const struct ddp_msg *msg = t->msg;
+	u32 off, len;
+
 	if (!max_data)
 		return -EMSGSIZE;
 	ddp_seg_resize(&t->it, max_data);
-	return ddp_seg_next(&t->it, off, len, last) ? 0 : -EINVAL;
-}
-
-static int ddp_tx_tagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
-{
-	struct ddp_tx *t = ctx;
-	u32 off, len;
-	int ret;
-
-	ret = ddp_tx_seg(t, max_data, &off, &len, last);
-	if (ret)
-		return ret;
-	ddp_tagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp[0],
-			     t->msg->stag, t->msg->to + off);
-	return len;
-}
-
-static int ddp_tx_untagged_next(void *ctx, void *hdr, u32 max_data, bool *last)
-{
-	struct ddp_tx *t = ctx;
-	u32 off, len;
-	int ret;
-
-	ret = ddp_tx_seg(t, max_data, &off, &len, last);
-	if (ret)
-		return ret;
-	ddp_untagged_hdr_build(hdr, t->dv, *last, t->msg->rsvdulp, t->msg->qn,
-			       t->msn, off);
+	if (!ddp_seg_next(&t->it, &off, &len, last))
+		return -EINVAL;
+	if (msg->tagged)
+		ddp_tagged_hdr_build(hdr, t->dv, *last, msg->rsvdulp[0],
+				     msg->stag, msg->to + off);
+	else
+		ddp_untagged_hdr_build(hdr, t->dv, *last, msg->rsvdulp, msg->qn,
+				       t->msn, off);
 	return len;
 }
 
@@ -277,7 +260,11 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	bool tagged = msg->tagged;
 	u64 total = iov_iter_count(data);
 	struct ddp_tx t = { .msg = msg, .dv = s->dv };
-	struct mpa_msg m = { .ctx = &t };
+	struct mpa_msg m = {
+		.hdr_len = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN,
+		.next = ddp_tx_next,
+		.ctx = &t,
+	};
 	struct ddp_queue *q = NULL;
 	int ret;
 
@@ -286,13 +273,6 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
 	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
 		return -EINVAL;
-	if (tagged) {
-		m.hdr_len = DDP_TAGGED_HDR_LEN;
-		m.next = ddp_tx_tagged_next;
-	} else {
-		m.hdr_len = DDP_UNTAGGED_HDR_LEN;
-		m.next = ddp_tx_untagged_next;
-	}
 
 	mutex_lock(&s->tx_lock);
 	ret = -EPIPE;
