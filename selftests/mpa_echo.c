@@ -259,36 +259,6 @@ static int echo_msg_recv(int fd, char *buf, size_t size, __u32 *off,
 }
 
 /*
- * A loopback pair whose MSS stays @mss at both ends: the client sets it
- * before connect() and announces it in its SYN (on lo the MSS otherwise
- * grows with the window on 6.12, and the MULPDU with it).
- */
-static int maxseg_pair(int fds[2], int mss)
-{
-	struct sockaddr_storage addr;
-	socklen_t alen;
-	int lfd;
-
-	lfd = iw_loopback_listen(AF_INET, &addr, &alen);
-	if (lfd < 0)
-		return -1;
-	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
-	if (fds[0] < 0 ||
-	    setsockopt(fds[0], IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)) ||
-	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
-		close(lfd);
-		return -1;
-	}
-	fds[1] = accept(lfd, NULL, NULL);
-	close(lfd);
-	if (fds[1] < 0)
-		return -1;
-	set_rcvtimeo(fds[0]);
-	set_rcvtimeo(fds[1]);
-	return 0;
-}
-
-/*
  * mpa_send_msg_locked(): MPA cuts a message into ULPDUs of the MULPDU,
  * each with the header the consumer's next() wrote; a failing next()
  * stops the message after what was sent, which still leaves.
@@ -302,8 +272,11 @@ TEST_F(echo, send_msg)
 	socklen_t sl = sizeof(mulpdu);
 	int last;
 
+	/* on lo the MSS, and the MULPDU, may grow with the window (6.12) */
 	iw_close_pair(self->fds);
-	ASSERT_EQ(0, maxseg_pair(self->fds, 1000));
+	ASSERT_EQ(0, iw_loopback_pair_mss(AF_INET, self->fds, 1000));
+	set_rcvtimeo(self->fds[0]);
+	set_rcvtimeo(self->fds[1]);
 	ASSERT_EQ(0, echo_bind(self->dev, self->fds[1], MPA_ROLE_RESPONDER, variant->rev,
 			       variant->flags, MPA_ECHO_MSG, NULL));
 	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));

@@ -171,15 +171,11 @@ int iw_loopback_listen(int family, struct sockaddr_storage *addr, socklen_t *ale
 	return fd;
 }
 
-/**
- * iw_loopback_pair_rcvbuf() - a connected loopback TCP pair
- * @family: AF_INET or AF_INET6
- * @fds: fds[0] the connecting end, fds[1] the accepted end
- * @rcvbuf: SO_RCVBUF of fds[0], set before connect (0: the default)
- *
- * Return: 0, or -1 with errno set.
+/*
+ * A connected loopback TCP pair whose connecting end fds[0] gets the
+ * socket option @level/@name = @val before connect() (none if @val is 0).
  */
-int iw_loopback_pair_rcvbuf(int family, int fds[2], int rcvbuf)
+static int loopback_pair_opt(int family, int fds[2], int level, int name, int val)
 {
 	struct sockaddr_storage addr;
 	socklen_t alen;
@@ -190,7 +186,7 @@ int iw_loopback_pair_rcvbuf(int family, int fds[2], int rcvbuf)
 		return -1;
 	fds[0] = socket(family, SOCK_STREAM, 0);
 	if (fds[0] < 0 ||
-	    (rcvbuf && setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
+	    (val && setsockopt(fds[0], level, name, &val, sizeof(val))) ||
 	    connect(fds[0], (struct sockaddr *)&addr, alen)) {
 		close(lfd);
 		return -1;
@@ -198,6 +194,34 @@ int iw_loopback_pair_rcvbuf(int family, int fds[2], int rcvbuf)
 	fds[1] = accept(lfd, NULL, NULL);
 	close(lfd);
 	return fds[1] < 0 ? -1 : 0;
+}
+
+/**
+ * iw_loopback_pair_rcvbuf() - a connected loopback TCP pair
+ * @family: AF_INET or AF_INET6
+ * @fds: fds[0] the connecting end, fds[1] the accepted end
+ * @rcvbuf: SO_RCVBUF of fds[0], set before connect (0: the default)
+ *
+ * Return: 0, or -1 with errno set.
+ */
+int iw_loopback_pair_rcvbuf(int family, int fds[2], int rcvbuf)
+{
+	return loopback_pair_opt(family, fds, SOL_SOCKET, SO_RCVBUF, rcvbuf);
+}
+
+/**
+ * iw_loopback_pair_mss() - a connected loopback TCP pair with a fixed MSS
+ * @family: AF_INET or AF_INET6
+ * @fds: fds[0] the connecting end, fds[1] the accepted end
+ * @mss: TCP_MAXSEG of fds[0], set before connect and announced in its SYN,
+ *	so that both ends keep it (on lo the MSS otherwise follows the
+ *	window on 6.12); 0: the default
+ *
+ * Return: 0, or -1 with errno set.
+ */
+int iw_loopback_pair_mss(int family, int fds[2], int mss)
+{
+	return loopback_pair_opt(family, fds, IPPROTO_TCP, TCP_MAXSEG, mss);
 }
 
 /**

@@ -62,6 +62,7 @@ socklen_t iw_loopback_addr(int family, int port, struct sockaddr_storage *ss);
 int iw_sockaddr_port(const struct sockaddr_storage *ss);
 int iw_loopback_listen(int family, struct sockaddr_storage *addr, socklen_t *alen);
 int iw_loopback_pair_rcvbuf(int family, int fds[2], int rcvbuf);
+int iw_loopback_pair_mss(int family, int fds[2], int mss);
 int iw_loopback_pair(int family, int fds[2]);
 void iw_close_pair(int fds[2]);
 ssize_t iw_readn(int fd, void *buf, size_t n, int ms);
