@@ -306,9 +306,21 @@ static bool mpa_readable(const struct mpa_conn *c)
 	return c->rx_ready || c->peer_fin || c->state == MPA_S_REJECTED;
 }
 
+/*
+ * With @rx_defer, what waits in TCP is whole FPDUs for mpa_rx_direct() or
+ * nothing: data-ready parses the start of an FPDU (clearing @rx_defer)
+ * and only wakes the reader for a whole one.
+ */
+static bool mpa_rx_deferred(const struct mpa_conn *c)
+{
+	u32 ulen;
+
+	return c->rx_defer && mpa_rx_queued(c, &ulen) != MPA_RXQ_EMPTY;
+}
+
 static bool mpa_readable_or_deferred(const struct mpa_conn *c)
 {
-	return mpa_readable(c) || c->rx_defer;
+	return mpa_readable(c) || mpa_rx_deferred(c);
 }
 
 /*
@@ -541,8 +553,12 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			if (ret != -EAGAIN)
 				goto out;
 		}
-		/* the FPDUs that waited in TCP are parsed as usual */
-		if (c->rx_defer)
+		/*
+		 * FPDUs that wait in TCP and cannot go straight to the caller
+		 * are parsed as usual; with none, the reader waits for the
+		 * next whole one to copy it straight.
+		 */
+		if (c->rx_defer && ((flags & MSG_PEEK) || mpa_rx_deferred(c)))
 			mpa_rx_process(c);
 		ret = mpa_wait(c, &timeo, mpa_readable_or_deferred);
 		if (ret) {

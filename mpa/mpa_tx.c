@@ -29,12 +29,14 @@ void mpa_tx_release(struct mpa_conn *c)
 		put_page(c->tx_page);
 	while (c->tx_nfrag)
 		put_page(c->tx_frag[--c->tx_nfrag].bv_page);
-	kvfree(c->tx_buf);
+	if (unlikely(c->tx_buf)) {
+		kvfree(c->tx_buf);
+		c->tx_buf = NULL;
+	}
 	c->tx_page = NULL;
 	c->tx_frag_len = 0;
 	c->tx_train_frags = 0;
 	c->tx_train_left = 0;
-	c->tx_buf = NULL;
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
 	c->tx_train = false;

@@ -718,6 +718,49 @@ static void *reader_thread(void *arg)
 }
 
 /*
+ * A reader blocked in recv() after a recv() (nothing left in TCP): a whole
+ * FPDU wakes it and goes straight to it; an FPDU that comes in two pieces
+ * is parsed into the socket's buffer as its first piece arrives, and the
+ * reader wakes only when it is whole.
+ */
+TEST_F(framing, blocked_reader_whole_and_split_fpdu)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct reader r;
+	pthread_t t;
+	int n1, n2, fl = 0;
+
+	mt_fill(ubuf, 3000, 23);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	n1 = ref_fpdu(wbuf, sizeof(wbuf), 0, false, true, ubuf, 1000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n1));
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	/* a whole FPDU */
+	r = (struct reader){ .fd = self->fds[0], .n = -2 };
+	ASSERT_EQ(0, pthread_create(&t, NULL, reader_thread, &r));
+	usleep(200000);
+	n1 = ref_fpdu(wbuf, sizeof(wbuf), 0, false, true, ubuf + 1000, 1000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, n1));
+	pthread_join(t, NULL);
+	ASSERT_EQ(1000, r.n);
+	EXPECT_EQ(0, memcmp(r.buf, ubuf + 1000, 1000));
+	/* the next in two pieces, 200 ms apart */
+	r = (struct reader){ .fd = self->fds[0], .n = -2 };
+	ASSERT_EQ(0, pthread_create(&t, NULL, reader_thread, &r));
+	usleep(200000);
+	n2 = ref_fpdu(wbuf, sizeof(wbuf), 0, false, true, ubuf + 2000, 1000);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, 7));
+	usleep(200000);
+	EXPECT_EQ(-2, r.n);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + 7, n2 - 7));
+	pthread_join(t, NULL);
+	ASSERT_EQ(1000, r.n);
+	EXPECT_EQ(0, memcmp(r.buf, ubuf + 2000, 1000));
+	EXPECT_EQ(3, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+}
+
+/*
  * Two readers blocked in recv() on one socket, two ULPDUs in one write:
  * each reader gets one, whichever reader's recv() left the other's in TCP.
  */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -280,6 +281,53 @@ TEST_F(stat, train_ends_with_last_fpdu)
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(3, self->v[TX_FPDUS]);
 	EXPECT_EQ(1, self->v[TX_TRAINS]);
+}
+
+struct late_send {
+	int fd;
+	const char *buf;
+	size_t len;
+};
+
+static void *late_send(void *arg)
+{
+	struct late_send *l = arg;
+
+	usleep(200000);
+	return (void *)(long)send(l->fd, l->buf, l->len, 0);
+}
+
+/*
+ * A reader that waits in recv() with nothing in TCP gets the next ULPDU
+ * straight from TCP's queue (MpaRxDirect) once its FPDU is whole there:
+ * data-ready only wakes it, the ULPDU is not parsed into the socket's
+ * buffer first.
+ */
+TEST_F(stat, waiting_reader_copies_straight)
+{
+	char buf[1000], got[1000];
+	struct late_send l;
+	pthread_t th;
+	void *sent;
+	int fds[2];
+
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, RAW_TMO_MS));
+	mt_fill(buf, sizeof(buf), 7);
+	ASSERT_EQ(100, send(fds[0], buf, 100, 0));
+	ASSERT_EQ(100, iw_readn(fds[1], got, 100, RAW_TMO_MS));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(0, self->v[RX_DIRECT]);
+	l = (struct late_send){ .fd = fds[0], .buf = buf, .len = 1000 };
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_send, &l));
+	EXPECT_EQ(1000, recv(fds[1], got, sizeof(got), 0));
+	pthread_join(th, &sent);
+	EXPECT_EQ(1000, (long)sent);
+	EXPECT_EQ(0, memcmp(got, buf, 1000));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(1, self->v[RX_DIRECT]);
+	EXPECT_EQ(2, self->v[RX_FPDUS]);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 /* ---- tracepoints ---- */
