@@ -434,29 +434,27 @@ static int send_lens(int fd, const char *buf, size_t size, unsigned int n)
 }
 
 /*
- * Receive one message. MPA: exactly one ULPDU of @size octets, with
- * MSG_EOR and without MSG_TRUNC. TCP: one recv of at most @size octets
+ * Receive one message. MPA: exactly one ULPDU of @size octets; recv()
+ * with MSG_TRUNC returns a longer ULPDU's full length. The same system
+ * call as for TCP: recvmsg() would cost MPA a msghdr to copy in and out
+ * that raw TCP does not pay. TCP: one recv of at most @size octets
  * (@exact: until @size octets). Return the octets, 0 at EOF, -1 on error.
  */
 static ssize_t recv_msg(int fd, char *buf, size_t size, int mpa, int exact)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = size };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t off = 0;
 	ssize_t n;
 
 	if (mpa) {
 		do {
-			n = recvmsg(fd, &m, 0);
+			n = recv(fd, buf, size, MSG_TRUNC);
 		} while (n < 0 && errno == EINTR);
 		if (n < 0) {
 			set_err("recv: %s", strerror(errno));
 			return -1;
 		}
-		if (n && ((size_t)n != size || (m.msg_flags & MSG_TRUNC) ||
-			  !(m.msg_flags & MSG_EOR))) {
-			set_err("MPA recv got %zd octets flags %#x, expected %zu", n,
-				m.msg_flags, size);
+		if (n && (size_t)n != size) {
+			set_err("MPA recv got a ULPDU of %zd octets, expected %zu", n, size);
 			return -1;
 		}
 		return n;
