@@ -308,14 +308,16 @@ static bool mpa_readable(const struct mpa_conn *c)
 
 /*
  * With @rx_defer, what waits in TCP is whole FPDUs for mpa_rx_direct() or
- * nothing: data-ready parses the start of an FPDU (clearing @rx_defer)
- * and only wakes the reader for a whole one.
+ * nothing: data-ready, which runs for every octet TCP queues before the
+ * socket lock is free again, parses the start of an FPDU (clearing
+ * @rx_defer) and only wakes the reader for a whole one. So with the
+ * socket lock held, any unread octet means a whole FPDU.
  */
 static bool mpa_rx_deferred(const struct mpa_conn *c)
 {
-	u32 ulen;
+	const struct tcp_sock *tp = tcp_sk(c->sk);
 
-	return c->rx_defer && mpa_rx_queued(c, &ulen) != MPA_RXQ_EMPTY;
+	return c->rx_defer && READ_ONCE(tp->rcv_nxt) != tp->copied_seq;
 }
 
 static bool mpa_readable_or_deferred(const struct mpa_conn *c)
