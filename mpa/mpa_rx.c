@@ -199,27 +199,34 @@ static void mpa_rx_fin(struct mpa_conn *c)
 enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
 
 /*
- * What waits in TCP's receive queue (markers off): nothing, a whole FPDU
- * first (*@ulen its ULPDU length), or the start of one. The walk stops
- * after that FPDU. Socket lock held, or in its data-ready callback.
+ * What waits in TCP's receive queue (markers off) @at octets after its
+ * first unread one: nothing, a whole FPDU first (*@ulen its ULPDU
+ * length), or the start of one. The walk stops after that FPDU. Socket
+ * lock held, or in its data-ready callback.
  */
-static int mpa_rx_queued(const struct mpa_conn *c, u32 *ulen)
+static int mpa_rx_queued(const struct mpa_conn *c, u32 at, u32 *ulen)
 {
 	struct sock *sk = c->sk;
 	struct sk_buff *skb, *head = skb_peek(&sk->sk_receive_queue);
-	u32 off, have = 0, wire;
+	u32 off, have, wire;
 	__be16 hdr;
 
 	if (!head)
 		return MPA_RXQ_EMPTY;
-	off = tcp_sk(sk)->copied_seq - TCP_SKB_CB(head)->seq;
-	if (off == head->len && skb_queue_is_last(&sk->sk_receive_queue, head))
-		return MPA_RXQ_EMPTY;
-	if (off + MPA_HDR_LEN > head->len || skb_copy_bits(head, off, &hdr, sizeof(hdr)))
+	off = tcp_sk(sk)->copied_seq - TCP_SKB_CB(head)->seq + at;
+	skb = head;
+	while (off >= skb->len) {
+		if (skb_queue_is_last(&sk->sk_receive_queue, skb))
+			return MPA_RXQ_EMPTY;
+		off -= skb->len;
+		skb = skb_queue_next(&sk->sk_receive_queue, skb);
+	}
+	if (off + MPA_HDR_LEN > skb->len || skb_copy_bits(skb, off, &hdr, sizeof(hdr)))
 		return MPA_RXQ_PART;
 	*ulen = be16_to_cpu(hdr);
 	wire = MPA_HDR_LEN + *ulen + mpa_pad_len(*ulen) + MPA_CRC_LEN;
-	skb_queue_walk(&sk->sk_receive_queue, skb) {
+	have = 0;
+	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
 			return MPA_RXQ_PART;
 		have += skb->len;
@@ -279,7 +286,7 @@ void mpa_data_ready(struct sock *sk)
 
 		/* FPDUs left for recvmsg(): see mpa_rx_next() */
 		if (!mpa_framing(c) ||
-		    (c->rx_defer && mpa_rx_queued(c, &ulen) != MPA_RXQ_PART))
+		    (c->rx_defer && mpa_rx_queued(c, 0, &ulen) != MPA_RXQ_PART))
 			c->saved_data_ready(sk);
 		else
 			mpa_rx_process(c);
@@ -341,7 +348,7 @@ static void mpa_rx_next(struct mpa_conn *c)
 	c->rx_ready = false;
 	c->rx_stop = false;
 	if (!c->rx.markers && !c->consumer && c->state == MPA_S_FULL) {
-		q = mpa_rx_queued(c, &ulen);
+		q = mpa_rx_queued(c, 0, &ulen);
 		/* a FIN after the last FPDU is noted at once, as before */
 		if (q == MPA_RXQ_WHOLE ||
 		    (q == MPA_RXQ_EMPTY && !(c->sk->sk_shutdown & RCV_SHUTDOWN))) {
@@ -425,19 +432,20 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
 }
 
 /*
- * With FPDUs left in TCP (@rx_defer): when the first one is whole, its
- * CRC good and @len holds its ULPDU, copy the ULPDU from the socket
- * buffers straight into @msg, then consume that FPDU from TCP and account
- * for it in the decoder (mpa_dec_skip()). One copy less per octet than
- * through rx.buf; the decoder's state and counters stay as they are. A
- * bad FPDU takes the buffered path, which reports it, so that a caller
- * never gets the octets of a ULPDU that failed (RFC 5044 section 8).
- * Return the ULPDU length; -EAGAIN when it cannot go this way (nothing
- * consumed, @msg untouched); -EFAULT (nothing consumed).
+ * With FPDUs left in TCP (@rx_defer): when the one @at octets after the
+ * first unread octet is whole, its CRC good and @len holds its ULPDU,
+ * copy the ULPDU from the socket buffers straight into @msg and account
+ * for it in the decoder (mpa_dec_skip()); mpa_rx_consume() then takes
+ * the FPDUs so read from TCP. One copy less per octet than through
+ * rx.buf; the decoder's state and counters stay as they are. A bad FPDU
+ * takes the buffered path, which reports it, so that a caller never gets
+ * the octets of a ULPDU that failed (RFC 5044 section 8). Return the
+ * ULPDU length (*@wire its FPDU's); -EAGAIN when it cannot go this way
+ * (@msg untouched); -EFAULT.
  */
-static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
+static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
+		       u32 at, u32 *wire)
 {
-	read_descriptor_t desc = {};
 	struct sock *sk = c->sk;
 	u32 ulen, crc = ~0U, plain;
 	__le32 field;
@@ -445,49 +453,78 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 	size_t room;
 
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
-	    mpa_rx_queued(c, &ulen) != MPA_RXQ_WHOLE || ulen > len)
+	    mpa_rx_queued(c, at, &ulen) != MPA_RXQ_WHOLE || ulen > len)
 		return -EAGAIN;
 	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
 	if (c->rx.crc) {
-		mpa_rx_walk(sk, 0, plain, mpa_rx_walk_crc, &crc);
-		mpa_rx_walk(sk, plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
+		mpa_rx_walk(sk, at, plain, mpa_rx_walk_crc, &crc);
+		mpa_rx_walk(sk, at + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)
 			return -EAGAIN;
 	}
 	room = msg_data_left(msg);
-	if (mpa_rx_walk(sk, MPA_HDR_LEN, ulen, mpa_rx_walk_msg, msg)) {
+	if (mpa_rx_walk(sk, at + MPA_HDR_LEN, ulen, mpa_rx_walk_msg, msg)) {
 		iov_iter_revert(&msg->msg_iter, room - msg_data_left(msg));
 		return -EFAULT;
-	}
-
-	/* consume it: checked and copied above */
-	desc.count = plain + MPA_CRC_LEN;
-	tcp_read_sock(sk, &desc, mpa_skip_actor);
-	if (WARN_ON_ONCE(desc.count)) {
-		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
-		return -EIO;
 	}
 	mpa_dec_skip(&c->rx, ulen);
 	mpa_rx_count(c);
 	mpa_mib_inc(c, MPA_MIB_RX_DIRECT);
-	mpa_rx_next(c);
-	msg->msg_flags |= MSG_EOR;
+	*wire = plain + MPA_CRC_LEN;
 	return ulen;
+}
+
+/* consume the @n octets of FPDUs that mpa_rx_take() read, then go on */
+static int mpa_rx_consume(struct mpa_conn *c, u32 n)
+{
+	read_descriptor_t desc = { .count = n };
+
+	tcp_read_sock(c->sk, &desc, mpa_skip_actor);
+	if (WARN_ON_ONCE(desc.count)) {
+		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
+		return -EIO;
+	}
+	mpa_rx_next(c);
+	return 0;
+}
+
+/* the next ULPDU straight from TCP (mpa_rx_take()), consumed at once */
+static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
+{
+	u32 wire;
+	int ret;
+
+	ret = mpa_rx_take(c, msg, len, 0, &wire);
+	if (ret < 0)
+		return ret;
+	if (mpa_rx_consume(c, wire))
+		return -EIO;
+	msg->msg_flags |= MSG_EOR;
+	return ret;
 }
 
 /*
  * MPA_RECV_LENS: the next ULPDU, if it is ready without waiting and fits
- * whole in @room octets: copied to @msg and consumed. Return its length,
- * or -EAGAIN (nothing copied, nothing consumed), or -EFAULT.
+ * whole in @room octets: copied to @msg. From TCP (@rx_defer), it is
+ * taken *@taken octets after the first unread one and *@taken grows by
+ * its FPDU, which the caller consumes with the others; from rx.buf, it
+ * is consumed here (nothing is taken from TCP then). Return its length,
+ * or -EAGAIN (nothing copied), or -EFAULT.
  */
-static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room)
+static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room,
+			 u32 *taken)
 {
-	u32 ulen;
+	u32 ulen, wire;
+	int ret;
 
 	if (c->err || c->peer_fin)
 		return -EAGAIN;
-	if (c->rx_defer)
-		return mpa_rx_direct(c, msg, room);
+	if (c->rx_defer) {
+		ret = mpa_rx_take(c, msg, room, *taken, &wire);
+		if (ret >= 0)
+			*taken += wire;
+		return ret;
+	}
 	if (!c->rx_ready || c->rx.ulpdu_len > room)
 		return -EAGAIN;
 	ulen = c->rx.ulpdu_len;
@@ -509,7 +546,7 @@ static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room)
 static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
 			 int flags, int ret, u32 ulen)
 {
-	u32 lens[MPA_RECV_LENS_MAX], n = 1, max = 0;
+	u32 lens[MPA_RECV_LENS_MAX], n = 1, max = 0, taken = 0;
 	size_t total = ret;
 	int more;
 
@@ -519,12 +556,15 @@ static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	lens[0] = ulen;
 	if (!(flags & (MSG_PEEK | MSG_TRUNC)) && !(msg->msg_flags & MSG_TRUNC)) {
 		while (n < max) {
-			more = mpa_recv_more(c, msg, len - total);
+			more = mpa_recv_more(c, msg, len - total, &taken);
 			if (more < 0)
 				break;
 			lens[n++] = more;
 			total += more;
 		}
+		/* the FPDUs read from TCP go in one call */
+		if (taken)
+			mpa_rx_consume(c, taken);
 	}
 	put_cmsg(msg, SOL_MPA, MPA_CMSG_LENS, n * sizeof(u32), lens);
 	return total;

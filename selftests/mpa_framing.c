@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1073,6 +1074,47 @@ TEST_F(framing, recv_lens_stops_at_crc_error)
 	EXPECT_EQ(EBADMSG, errno);
 	EXPECT_EQ(3, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+}
+
+/*
+ * MPA_RECV_LENS with a buffer that faults inside the third ULPDU: the call
+ * returns the two before it; the third and the fourth stay in TCP for the
+ * next call, and each FPDU is counted once. The ULPDUs after the first
+ * are read from TCP at growing offsets and consumed together at the end.
+ */
+TEST_F(framing, recv_lens_fault_keeps_the_rest)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	int i, n, fl, off = 0, len;
+	__u32 got[16], on = 1;
+	char *map;
+
+	mt_fill(ubuf, 4000, 24);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
+	for (i = 0; i < 4; i++) {
+		len = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
+			       ubuf + 1000 * i, 1000);
+		ASSERT_LT(0, len);
+		off += len;
+	}
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
+	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, mprotect(map + pg, pg, PROT_NONE));
+	/* 2500 octets before the hole */
+	ASSERT_EQ(2000, recv_lens(self->fds[0], map + pg - 2500, 4000, 16, 0, got, &n, &fl));
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(1000, got[1]);
+	EXPECT_EQ(0, memcmp(map + pg - 2500, ubuf, 2000));
+	ASSERT_EQ(2000, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 2000, 2000));
+	EXPECT_EQ(4, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(-1, recv(self->fds[0], rbuf, sizeof(rbuf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	munmap(map, 2 * pg);
 }
 
 TEST_F(framing, stats_are_exact)
