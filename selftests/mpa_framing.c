@@ -704,6 +704,38 @@ TEST_F(framing, ulpdus_left_in_tcp)
 	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
 }
 
+/*
+ * A small FPDU left in TCP is checked and copied from one copy of it: a
+ * recv() into a bad address fails with EFAULT and consumes nothing, the
+ * next gets the ULPDU, and a small FPDU with a bad CRC is error 2.
+ */
+TEST_F(framing, small_ulpdu_left_in_tcp)
+{
+	int n, off = 0, fl = 0, i;
+
+	mt_fill(ubuf, 30, 25);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	for (i = 0; i < 3; i++) {
+		n = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true, ubuf + 10 * i, 10);
+		ASSERT_EQ(16, n);
+		off += n;
+	}
+	wbuf[off - 1] ^= 0x80;
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, 16));
+	ASSERT_EQ(10, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf + 16, 32));
+	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
+	EXPECT_EQ(-1, recv(self->fds[0], (void *)8, 100, 0));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(10, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 10, 10));
+	EXPECT_EQ(-1, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, NULL));
+	EXPECT_EQ(EBADMSG, errno);
+	EXPECT_EQ(2, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+}
+
 struct reader {
 	int fd;
 	ssize_t n;
