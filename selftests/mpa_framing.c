@@ -113,6 +113,25 @@ static int ref_fpdu(__u8 *out, size_t size, __u32 pos, bool markers, bool crc,
 	return o;
 }
 
+/*
+ * @count reference FPDUs (no markers, CRC) of @len ULPDU octets each, the
+ * ULPDUs one after the other from ubuf, into wbuf: their total length, or
+ * -1 when they do not fit.
+ */
+static int ref_fpdus(int count, __u32 len)
+{
+	int i, n, off = 0;
+
+	for (i = 0; i < count; i++) {
+		n = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
+			     ubuf + len * i, len);
+		if (n < 0)
+			return -1;
+		off += n;
+	}
+	return off;
+}
+
 /* module sends @len octets of @data; the raw peer must read exactly the reference FPDU */
 static int tx_check(int mod, int raw, __u32 *pos, bool markers, bool crc,
 		    const __u8 *data, __u32 len)
@@ -667,17 +686,12 @@ TEST_F(framing, poll_only_for_a_whole_ulpdu_after_recv)
 TEST_F(framing, ulpdus_left_in_tcp)
 {
 	char small[10];
-	int n, off = 0, fl = 0;
-	__u32 i;
+	int off, fl = 0;
 
 	mt_fill(ubuf, 5000, 20);
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
-	for (i = 0; i < 5; i++) {
-		n = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
-			     ubuf + 1000 * i, 1000);
-		ASSERT_LT(0, n);
-		off += n;
-	}
+	off = ref_fpdus(5, 1000);
+	ASSERT_LT(0, off);
 	/* the last FPDU's CRC is wrong */
 	wbuf[off - 1] ^= 0x01;
 	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
@@ -711,15 +725,13 @@ TEST_F(framing, ulpdus_left_in_tcp)
  */
 TEST_F(framing, small_ulpdu_left_in_tcp)
 {
-	int n, off = 0, fl = 0, i;
+	int off, fl = 0;
 
 	mt_fill(ubuf, 30, 25);
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
-	for (i = 0; i < 3; i++) {
-		n = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true, ubuf + 10 * i, 10);
-		ASSERT_EQ(16, n);
-		off += n;
-	}
+	/* 16 octets each */
+	off = ref_fpdus(3, 10);
+	ASSERT_EQ(48, off);
 	wbuf[off - 1] ^= 0x80;
 	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, 16));
 	ASSERT_EQ(10, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
@@ -1083,19 +1095,15 @@ TEST_F(framing, recv_lens_returns_many_ulpdus)
 TEST_F(framing, recv_lens_stops_at_crc_error)
 {
 	__u32 got[16], on = 1;
-	int i, n, fl, off = 0, len;
+	int n, fl, off;
 
 	mt_fill(ubuf, 500, 23);
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
 	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
-	for (i = 0; i < 5; i++) {
-		len = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
-			       ubuf + 100 * i, 100);
-		ASSERT_LT(0, len);
-		if (i == 3)
-			wbuf[off + len - 1] ^= 0x01;
-		off += len;
-	}
+	off = ref_fpdus(5, 100);
+	ASSERT_LT(0, off);
+	/* the fourth FPDU's CRC is wrong */
+	wbuf[off / 5 * 4 - 1] ^= 0x01;
 	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
 	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
 	ASSERT_EQ(300, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
@@ -1117,19 +1125,15 @@ TEST_F(framing, recv_lens_stops_at_crc_error)
 TEST_F(framing, recv_lens_fault_keeps_the_rest)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	int i, n, fl, off = 0, len;
 	__u32 got[16], on = 1;
+	int n, fl, off;
 	char *map;
 
 	mt_fill(ubuf, 4000, 24);
 	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
 	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
-	for (i = 0; i < 4; i++) {
-		len = ref_fpdu(wbuf + off, sizeof(wbuf) - off, 0, false, true,
-			       ubuf + 1000 * i, 1000);
-		ASSERT_LT(0, len);
-		off += len;
-	}
+	off = ref_fpdus(4, 1000);
+	ASSERT_LT(0, off);
 	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
 	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
 	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
