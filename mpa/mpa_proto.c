@@ -339,6 +339,26 @@ static int mpa_enc_put(struct mpa_enc *e, const u8 *src, u32 len,
 }
 
 /**
+ * mpa_fpdu_seal() - finish an FPDU without markers around its ULPDU
+ * @out: the FPDU, its ULPDU in place at @out + MPA_HDR_LEN
+ * @ulpdu_len: ULPDU octets, at most 65535
+ * @crc: compute the CRC (otherwise the CRC field is 0)
+ *
+ * Writes the header, the pad and the CRC.
+ *
+ * Return: the wire length, mpa_fpdu_wire_len(pos, @ulpdu_len, false).
+ */
+u32 mpa_fpdu_seal(u8 *out, u32 ulpdu_len, bool crc)
+{
+	u32 crc_off = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len);
+
+	put_unaligned_be16(ulpdu_len, out);
+	memset(out + MPA_HDR_LEN + ulpdu_len, 0, mpa_pad_len(ulpdu_len));
+	put_unaligned_le32(crc ? ~crc32c(~0U, out, crc_off) : 0, out + crc_off);
+	return crc_off + MPA_CRC_LEN;
+}
+
+/**
  * mpa_fpdu_encode() - build the wire image of one FPDU
  * @out: destination
  * @size: room in @out
@@ -372,16 +392,12 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 
 	if (!markers) {
 		/* header, ULPDU, pad and CRC in one run each */
-		crc_off = wire - MPA_CRC_LEN;
-		put_unaligned_be16(ulpdu_len, out);
 		if (ulpdu_len) {
 			ret = copy(ctx, out + MPA_HDR_LEN, ulpdu_len);
 			if (ret)
 				return ret;
 		}
-		memset(out + MPA_HDR_LEN + ulpdu_len, 0, mpa_pad_len(ulpdu_len));
-		put_unaligned_le32(crc ? ~crc32c(~0U, out, crc_off) : 0, out + crc_off);
-		return wire;
+		return mpa_fpdu_seal(out, ulpdu_len, crc);
 	}
 
 	put_unaligned_be16(ulpdu_len, field);

@@ -655,6 +655,37 @@ TEST(plain_path_matches_marker_path)
 	}
 }
 
+/* an FPDU sealed around a ULPDU in place equals the one encoded */
+TEST(seal_matches_encode)
+{
+	static u8 a[600], b[600];
+	u8 u[42];
+	u32 len, wb;
+	int wa, crc;
+
+	fill_pattern(srcbuf, 600, 11);
+	for (crc = 0; crc <= 1; crc++) {
+		for (len = 0; len <= 494; len++) {
+			memset(a, 0xa5, sizeof(a));
+			memset(b, 0x5a, sizeof(b));
+			wa = enc(a, sizeof(a), 8, false, crc, srcbuf, len);
+			memcpy(b + MPA_HDR_LEN, srcbuf, len);
+			wb = mpa_fpdu_seal(b, len, crc);
+			ASSERT_EQ(mpa_fpdu_wire_len(8, len, false), wb);
+			ASSERT_EQ(wa, (int)wb);
+			ASSERT_EQ(0, memcmp(a, b, wb));
+			/* nothing written past the FPDU */
+			ASSERT_EQ(0x5a, b[wb]);
+		}
+	}
+	/* RFC 5044 figure 5 without its marker */
+	fig_ulpdu(u, 1);
+	memcpy(b + MPA_HDR_LEN, u, sizeof(u));
+	ASSERT_EQ(48, mpa_fpdu_seal(b, sizeof(u), true));
+	ASSERT_EQ(0, memcmp(b, fig5 + 4, 44));
+	ASSERT_EQ(~crc32c(~0U, fig5 + 4, 44), get_unaligned_le32(b + 44));
+}
+
 /* ---- errors ---- */
 
 TEST(crc_error)
