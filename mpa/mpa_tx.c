@@ -257,10 +257,15 @@ static void mpa_tx_place(struct sock *sk, u32 wire, u32 mss)
 		TCP_SKB_CB(skb)->eor = 1;
 }
 
-/* a ULPDU made of a linear header and an iterator */
+/*
+ * A ULPDU made of a linear header and an iterator, copied into a page
+ * (a page fragment or a compound page of MPA's) or, @in_page false, into
+ * a buffer from kvmalloc().
+ */
 struct mpa_src {
 	const u8	*hdr;
 	u32		hdr_len;
+	bool		in_page;
 	struct iov_iter	*it;
 };
 
@@ -268,6 +273,7 @@ static int mpa_copy_src(void *ctx, void *to, u32 len)
 {
 	struct mpa_src *src = ctx;
 	u32 n = min(len, src->hdr_len);
+	size_t copied;
 	u8 *dst = to;
 
 	if (n) {
@@ -277,9 +283,17 @@ static int mpa_copy_src(void *ctx, void *to, u32 len)
 		dst += n;
 		len -= n;
 	}
-	if (len && !copy_from_iter_full(dst, len, src->it))
-		return -EFAULT;
-	return 0;
+	if (!len)
+		return 0;
+	if (!src->in_page)
+		return copy_from_iter_full(dst, len, src->it) ? 0 : -EFAULT;
+	/* into a page: no hardened-usercopy object lookup per FPDU */
+	copied = copy_page_from_iter(virt_to_page(dst), offset_in_page(dst),
+				     len, src->it);
+	if (likely(copied == len))
+		return 0;
+	iov_iter_revert(src->it, copied);
+	return -EFAULT;
 }
 
 /* MPA_START was called and the startup exchange is over */
@@ -442,6 +456,88 @@ static int mpa_tx_ready(struct mpa_conn *c, int flags)
 	return 0;
 }
 
+/* an FPDU of @wire octets carrying a ULPDU of @len is with MPA or TCP */
+static void mpa_tx_count(struct mpa_conn *c, u32 len, u32 wire)
+{
+	c->stats.tx_fpdus++;
+	c->stats.tx_octets += len;
+	mpa_mib_inc(c, MPA_MIB_TX_FPDUS);
+	mpa_mib_add(c, MPA_MIB_TX_OCTETS, len);
+	trace_mpa_fpdu_tx(c->sk, len);
+	c->stats.tx_markers += (wire - len - MPA_HDR_LEN - mpa_pad_len(len) -
+				MPA_CRC_LEN) / MPA_MARKER_LEN;
+}
+
+/*
+ * Octets the pending train can still take in its current page fragment,
+ * right after its last FPDU: 0 without a train, while a flush sends, or
+ * when the task's fragment moved on. Up to 6.4 a fragment is one skb frag
+ * however long; from 6.5 on each page is one (iwarp_tcp_frags()), so the
+ * span ends where the skb would run out of frags.
+ */
+static u32 mpa_train_span(struct mpa_conn *c)
+{
+	const struct page_frag *pfrag = sk_page_frag(c->sk);
+	u32 span, frags, end;
+
+	if (!c->tx_train || c->tx_busy || !mpa_train_follows(c, pfrag, 0))
+		return 0;
+	span = min(pfrag->size - pfrag->offset, c->tx_train_left);
+	if (IWARP_HAVE_SENDPAGE)
+		return span;
+	frags = MAX_SKB_FRAGS - min_t(u32, MAX_SKB_FRAGS, c->tx_train_frags);
+	end = (c->tx_pend_off / PAGE_SIZE + frags) * PAGE_SIZE;
+	return min(span, end - min(end, pfrag->offset));
+}
+
+/*
+ * A ULPDU of @len octets, with more to follow (MSG_MORE), whose FPDU is
+ * of exactly @mss octets and fits in the @span octets mpa_train_span()
+ * found: it goes straight into the train's fragment, without the checks
+ * mpa_tx_fpdu() makes for an FPDU that starts a train, a fragment or an
+ * skb. As there, the train then waits for the next FPDU if that can
+ * join it, or goes to TCP. Return @len or a negative errno.
+ */
+static int mpa_train_add(struct mpa_conn *c, struct mpa_src *src, u32 len,
+			 u32 mss, u32 span, int flags)
+{
+	struct page_frag *pfrag = sk_page_frag(c->sk);
+	u8 *buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
+	int ret;
+
+	src->in_page = true;
+	ret = mpa_copy_src(src, buf + MPA_HDR_LEN, len);
+	if (ret) {
+		/* the octets stay unused in the fragment */
+		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
+		return ret;
+	}
+	mpa_fpdu_seal(buf, len, c->crc);
+	pfrag->offset += mss;
+	c->tx_pend_len += mss;
+	c->tx_train_left -= mss;
+	c->tx_more = true;
+	mpa_tx_count(c, len, mss);
+
+	if (span - mss >= mss || mpa_train_room(c, mss))
+		return len;
+	ret = mpa_tx_flush(c, flags);
+	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
+		return ret;
+	return len;
+}
+
+/* the span mpa_train_add() takes a ULPDU of @len octets in, or 0 */
+static u32 mpa_train_takes(struct mpa_conn *c, u32 len, u32 mss)
+{
+	u32 span;
+
+	if (mpa_fpdu_wire_len(0, len, false) != mss)
+		return 0;
+	span = mpa_train_span(c);
+	return span >= mss ? span : 0;
+}
+
 /*
  * One ULPDU of @len octets from @src as one FPDU, on a connection that
  * takes it (mpa_tx_ready()) and where it fits a segment of @mss octets.
@@ -462,6 +558,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	buf = wire <= mss && mpa_train_room(c, wire) ?
 	      mpa_train_next(c, wire) : NULL;
 	if (buf) {
+		src->in_page = true;
 		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
 		ret = mpa_fpdu_encode(buf, wire, pos, false, c->crc, len,
 				      mpa_copy_src, src);
@@ -492,6 +589,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	buf = mpa_tx_buf(c, wire, &page, &off);
 	if (!buf)
 		return -ENOMEM;
+	src->in_page = page;
 	ret = mpa_fpdu_encode(buf, wire, pos, c->markers_tx, c->crc, len,
 			      mpa_copy_src, src);
 	if (ret < 0) {
@@ -507,13 +605,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 		c->tx_train_left = mpa_train_max(sk, mss) - ret;
 sent:
 	c->tx_more = flags & MSG_MORE;
-	c->stats.tx_fpdus++;
-	c->stats.tx_octets += len;
-	mpa_mib_inc(c, MPA_MIB_TX_FPDUS);
-	mpa_mib_add(c, MPA_MIB_TX_OCTETS, len);
-	trace_mpa_fpdu_tx(c->sk, len);
-	c->stats.tx_markers += (ret - len - MPA_HDR_LEN - mpa_pad_len(len) -
-				MPA_CRC_LEN) / MPA_MARKER_LEN;
+	mpa_tx_count(c, len, ret);
 
 	/* the train waits for the next FPDU, if one follows and fits */
 	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss))
@@ -543,7 +635,7 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 		    struct iov_iter *from, size_t len, int flags)
 {
 	struct mpa_src src = { .hdr = hdr, .hdr_len = hdr_len, .it = from };
-	u32 mss;
+	u32 mss, span;
 	int ret;
 
 	ret = mpa_tx_ready(c, flags);
@@ -552,7 +644,11 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	mss = mpa_tx_mss(c);
 	if (len > mpa_mulpdu(mss, c->markers_tx))
 		return mpa_tx_failed(c, -EMSGSIZE);
-	ret = mpa_tx_fpdu(c, &src, len, mss, flags);
+	span = flags & MSG_MORE ? mpa_train_takes(c, len, mss) : 0;
+	if (span)
+		ret = mpa_train_add(c, &src, len, mss, span, flags);
+	else
+		ret = mpa_tx_fpdu(c, &src, len, mss, flags);
 	return ret < 0 ? mpa_tx_failed(c, ret) : ret;
 }
 
@@ -565,7 +661,7 @@ int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
 		 struct iov_iter *from, int flags, size_t *done)
 {
 	struct mpa_src src = { .it = from };
-	u32 mss, max = 0, last_mss = 0;
+	u32 len, span, mss, max = 0, last_mss = 0;
 	u8 hdr[MPA_MSG_HDR_MAX] __aligned(8);
 	bool last = false;
 	int ret;
@@ -589,8 +685,13 @@ int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
 			return mpa_tx_failed(c, ret);
 		src.hdr = hdr;
 		src.hdr_len = msg->hdr_len;
-		ret = mpa_tx_fpdu(c, &src, msg->hdr_len + ret, mss,
-				  last ? flags : flags | MSG_MORE);
+		len = msg->hdr_len + ret;
+		span = last ? 0 : mpa_train_takes(c, len, mss);
+		if (span)
+			ret = mpa_train_add(c, &src, len, mss, span, flags);
+		else
+			ret = mpa_tx_fpdu(c, &src, len, mss,
+					  last ? flags : flags | MSG_MORE);
 		if (ret < 0)
 			return mpa_tx_failed(c, ret);
 		*done += ret - msg->hdr_len;
