@@ -199,6 +199,32 @@ static void mpa_rx_fin(struct mpa_conn *c)
 enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
 
 /*
+ * The 16 bits at @off in @skb, read in place where they are (the linear
+ * part or one page fragment), or -1 when @skb ends before them.
+ */
+static int mpa_skb_be16(const struct sk_buff *skb, u32 off)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	u32 start = skb_headlen(skb), end;
+	const u8 *p;
+	__be16 v;
+	int i;
+
+	if (off + sizeof(v) <= start)
+		return get_unaligned_be16(skb->data + off);
+	for (i = 0; i < si->nr_frags && off >= start; i++, start = end) {
+		end = start + skb_frag_size(&si->frags[i]);
+		if (off >= end)
+			continue;
+		p = off + sizeof(v) <= end ? skb_frag_address_safe(&si->frags[i]) : NULL;
+		if (p)
+			return get_unaligned_be16(p + off - start);
+		break;
+	}
+	return skb_copy_bits(skb, off, &v, sizeof(v)) ? -1 : be16_to_cpu(v);
+}
+
+/*
  * What waits in TCP's receive queue (markers off) @at octets after its
  * first unread one: nothing, a whole FPDU first (*@ulen its ULPDU
  * length), or the start of one. The walk stops after that FPDU. Socket
@@ -209,7 +235,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, u32 *ulen)
 	struct sock *sk = c->sk;
 	struct sk_buff *skb, *head = skb_peek(&sk->sk_receive_queue);
 	u32 off, have, wire;
-	__be16 hdr;
+	int hdr;
 
 	if (!head)
 		return MPA_RXQ_EMPTY;
@@ -221,9 +247,11 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, u32 *ulen)
 		off -= skb->len;
 		skb = skb_queue_next(&sk->sk_receive_queue, skb);
 	}
-	if (off + MPA_HDR_LEN > skb->len || skb_copy_bits(skb, off, &hdr, sizeof(hdr)))
+	/* a header split between two skbs takes the buffered path */
+	hdr = mpa_skb_be16(skb, off);
+	if (hdr < 0)
 		return MPA_RXQ_PART;
-	*ulen = be16_to_cpu(hdr);
+	*ulen = hdr;
 	wire = MPA_HDR_LEN + *ulen + mpa_pad_len(*ulen) + MPA_CRC_LEN;
 	have = 0;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
