@@ -92,6 +92,15 @@
  * @tx_shut: shutdown(SHUT_WR) was called: no new FPDU is accepted
  * @tx_fin: the FIN waits until the rest of the FPDU is in TCP
  * @tx_lock: serialises senders and the write-space worker
+ * @tx_pfrag: the page fragment FPDUs are built in when MPA keeps its own
+ *	pages (@tx_cache_max), instead of the task's or socket's
+ * @tx_cache: earlier pages of @tx_pfrag, oldest first from @tx_cache_head,
+ *	@tx_cache_n of them: a reference of ours each, reused once TCP let
+ *	go of them (mpa_tx_frag_refill())
+ * @tx_cache_max: room in @tx_cache (module parameter tx_page_cache when
+ *	the connection was made), 0 when MPA uses the task's page fragment
+ * @tx_trim_work: frees the pages of @tx_cache that TCP let go of, a
+ *	second after the last page was taken
  * @frame_have: octets of the peer's Request/Reply received
  * @peer: decoded header of the peer's Request/Reply
  * @frame: the peer's Request/Reply frame: room for the largest from
@@ -156,6 +165,12 @@ struct mpa_conn {
 	bool			tx_shut;
 	bool			tx_fin;
 	struct mutex		tx_lock;	/* see above */
+	struct page_frag	tx_pfrag;
+	struct page		**tx_cache;
+	u16			tx_cache_max;
+	u16			tx_cache_head;
+	u16			tx_cache_n;
+	struct delayed_work	tx_trim_work;
 
 	u32			frame_have;
 	struct mpa_frame_info	peer;
@@ -246,6 +261,9 @@ enum mpa_mib_field {
 	MPA_MIB_RX_OCTETS,
 	MPA_MIB_RX_DIRECT,	/* ULPDUs copied from TCP straight to recvmsg() */
 	MPA_MIB_TX_TRAINS,	/* FPDU trains handed to TCP */
+	MPA_MIB_TX_PAGES,	/* pages allocated for FPDUs (tx_page_cache) */
+	MPA_MIB_TX_PAGES_REUSED,	/* of those, used again */
+	MPA_MIB_TX_PAGES_RELEASED,	/* of those, let go of */
 	MPA_MIB_MAX
 };
 
@@ -292,6 +310,7 @@ static inline void mpa_set_state(struct mpa_conn *c, u32 state)
 extern bool mpa_allow_no_crc;
 extern unsigned int mpa_default_rev;
 extern unsigned int mpa_tx_split_test;
+extern unsigned int mpa_tx_page_cache;
 extern struct tcp_ulp_ops mpa_ulp_ops;
 
 void mpa_fail(struct mpa_conn *c, u32 code, int err);
@@ -321,6 +340,8 @@ int mpa_tx_flush(struct mpa_conn *c, int flags);
 int mpa_tx_flush_wait(struct mpa_conn *c, long *timeo);
 void mpa_tx_flush_force(struct mpa_conn *c);
 void mpa_tx_work(struct work_struct *work);
+void mpa_tx_trim_work(struct work_struct *work);
+void mpa_tx_cache_free(struct mpa_conn *c);
 u32 mpa_mulpdu_locked(const struct mpa_conn *c);
 int mpa_send_msg(struct mpa_conn *c, const struct mpa_msg *msg,
 		 struct iov_iter *from, int flags, size_t *done);

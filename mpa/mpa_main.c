@@ -51,6 +51,19 @@ module_param_named(tx_split_test, mpa_tx_split_test, uint, 0644);
 MODULE_PARM_DESC(tx_split_test,
 		 "Test only: put each FPDU in two skbs, split after this many octets; default 0 (off)");
 
+/*
+ * FPDUs are built in page fragments that TCP then takes by reference. TCP's
+ * own are the task's: a new 32 KiB page each time the last one is full and
+ * still queued, allocated and, with init_on_alloc, zeroed. With this many
+ * pages per connection MPA keeps its own and builds FPDUs in those that
+ * TCP let go of again; they are freed a second after the last one was
+ * taken, and when the connection closes.
+ */
+unsigned int mpa_tx_page_cache = 256;
+module_param_named(tx_page_cache, mpa_tx_page_cache, uint, 0644);
+MODULE_PARM_DESC(tx_page_cache,
+		 "Transmit pages (32 KiB) MPA keeps per connection to use again, 0 for the task's page fragment; default 256");
+
 enum { MPA_IPV4, MPA_IPV6, MPA_NFAMILIES };
 
 static DEFINE_MUTEX(mpa_prot_lock);
@@ -432,6 +445,7 @@ static __poll_t mpa_poll(struct file *file, struct socket *sock,
 static void mpa_conn_free(struct mpa_conn *c)
 {
 	mpa_tx_release(c);
+	mpa_tx_cache_free(c);
 	kvfree(c->rx.buf);
 	kvfree(c->frame);
 	if (c->consumer)
@@ -488,6 +502,8 @@ static void mpa_close(struct sock *sk, long timeout)
 	if (cancel_work_sync(&c->rx_work))
 		sock_put(sk);
 	if (cancel_delayed_work_sync(&c->timeout_work))
+		sock_put(sk);
+	if (cancel_delayed_work_sync(&c->tx_trim_work))
 		sock_put(sk);
 	mpa_conn_free(c);
 	prot->close(sk, timeout);
@@ -567,6 +583,8 @@ static int mpa_ulp_init(struct sock *sk)
 	INIT_WORK(&c->tx_work, mpa_tx_work);
 	INIT_WORK(&c->rx_work, mpa_rx_work);
 	INIT_DELAYED_WORK(&c->timeout_work, mpa_timeout_work);
+	INIT_DELAYED_WORK(&c->tx_trim_work, mpa_tx_trim_work);
+	c->tx_cache_max = min_t(u32, READ_ONCE(mpa_tx_page_cache), U16_MAX);
 
 	write_lock_bh(&sk->sk_callback_lock);
 	c->saved_data_ready = sk->sk_data_ready;

@@ -40,6 +40,9 @@ static const char *const mpa_mib_names[MPA_MIB_MAX] = {
 	[MPA_MIB_RX_OCTETS]	= "MpaRxOctets",
 	[MPA_MIB_RX_DIRECT]	= "MpaRxDirect",
 	[MPA_MIB_TX_TRAINS]	= "MpaTxTrains",
+	[MPA_MIB_TX_PAGES]	= "MpaTxPages",
+	[MPA_MIB_TX_PAGES_REUSED] = "MpaTxPagesReused",
+	[MPA_MIB_TX_PAGES_RELEASED] = "MpaTxPagesReleased",
 };
 
 /*

@@ -308,6 +308,166 @@ static bool mpa_may_send(const struct mpa_conn *c)
 }
 
 /*
+ * The page fragment FPDUs are built in: MPA's own (tx_page_cache), or the
+ * task's or socket's as TCP's sendmsg() uses.
+ */
+static struct page_frag *mpa_tx_frag(struct mpa_conn *c)
+{
+	return c->tx_cache_max ? &c->tx_pfrag : sk_page_frag(c->sk);
+}
+
+/* the oldest page of the cache if TCP let go of it (ours alone), or NULL */
+static struct page *mpa_tx_cache_get(struct mpa_conn *c)
+{
+	struct page *page;
+
+	if (!c->tx_cache_n)
+		return NULL;
+	page = c->tx_cache[c->tx_cache_head];
+	if (page_ref_count(page) != 1)
+		return NULL;
+	c->tx_cache_head = (c->tx_cache_head + 1) % c->tx_cache_max;
+	c->tx_cache_n--;
+	return page;
+}
+
+/* MPA lets go of one of its pages: TCP frees it when done with it */
+static void mpa_tx_page_release(struct mpa_conn *c, struct page *page)
+{
+	put_page(page);
+	mpa_mib_inc(c, MPA_MIB_TX_PAGES_RELEASED);
+}
+
+/*
+ * A full page that TCP still holds goes to the back of the cache; when
+ * the cache is full, the oldest page is left to TCP.
+ */
+static void mpa_tx_cache_put(struct mpa_conn *c, struct page *page)
+{
+	if (c->tx_cache_n == c->tx_cache_max) {
+		mpa_tx_page_release(c, c->tx_cache[c->tx_cache_head]);
+		c->tx_cache_head = (c->tx_cache_head + 1) % c->tx_cache_max;
+		c->tx_cache_n--;
+	}
+	c->tx_cache[(c->tx_cache_head + c->tx_cache_n++) % c->tx_cache_max] = page;
+}
+
+/*
+ * Make room for @sz octets in MPA's page fragment. TCP acknowledges and
+ * frees its skbs in order, so the oldest page of the cache is the first
+ * that TCP lets go of: used again, it needs neither the allocator nor
+ * the zeroing of init_on_alloc. Otherwise a new page, as
+ * skb_page_frag_refill() allocates one, charged to the socket's memory
+ * cgroup as long as MPA keeps it.
+ */
+static bool mpa_tx_frag_refill(struct mpa_conn *c, u32 sz)
+{
+	struct page_frag *pf = &c->tx_pfrag;
+	struct sock *sk = c->sk;
+	struct mem_cgroup *old = NULL;
+	struct page *page;
+	gfp_t gfp;
+
+	if (!c->tx_cache_max)
+		return skb_page_frag_refill(sz, sk_page_frag(sk), sk->sk_allocation);
+	if (pf->page) {
+		if (pf->size - pf->offset >= sz)
+			return true;
+		if (page_ref_count(pf->page) == 1) {
+			pf->offset = 0;
+			mpa_mib_inc(c, MPA_MIB_TX_PAGES_REUSED);
+			return pf->size >= sz;
+		}
+	}
+	if (!c->tx_cache) {
+		c->tx_cache = kcalloc(c->tx_cache_max, sizeof(*c->tx_cache),
+				      sk->sk_allocation | __GFP_ACCOUNT | __GFP_NOWARN);
+		if (!c->tx_cache)
+			return false;
+	}
+	page = mpa_tx_cache_get(c);
+	if (page) {
+		mpa_mib_inc(c, MPA_MIB_TX_PAGES_REUSED);
+	} else {
+		gfp = sk->sk_allocation | __GFP_ACCOUNT;
+		if (sk->sk_memcg)
+			old = set_active_memcg(sk->sk_memcg);
+		page = alloc_pages((gfp & ~__GFP_DIRECT_RECLAIM) | __GFP_COMP |
+				   __GFP_NOWARN | __GFP_NORETRY,
+				   SKB_FRAG_PAGE_ORDER);
+		if (!page)
+			page = alloc_page(gfp);
+		if (sk->sk_memcg)
+			set_active_memcg(old);
+		if (!page)
+			return false;
+		mpa_mib_inc(c, MPA_MIB_TX_PAGES);
+	}
+	if (pf->page)
+		mpa_tx_cache_put(c, pf->page);
+	pf->page = page;
+	pf->offset = 0;
+	pf->size = page_size(page);
+	/* pages that TCP lets go of are freed once sending pauses */
+	if (!mod_delayed_work(system_wq, &c->tx_trim_work, HZ))
+		sock_hold(sk);
+	return pf->size >= sz;
+}
+
+/* free the cached pages that TCP let go of; all of them with @all */
+static bool mpa_tx_cache_trim(struct mpa_conn *c, bool all)
+{
+	struct page_frag *pf = &c->tx_pfrag;
+	u16 n = c->tx_cache_n, i;
+	struct page *page;
+
+	c->tx_cache_n = 0;
+	for (i = 0; i < n; i++) {
+		page = c->tx_cache[(c->tx_cache_head + i) % c->tx_cache_max];
+		if (all || page_ref_count(page) == 1)
+			mpa_tx_page_release(c, page);
+		else
+			mpa_tx_cache_put(c, page);
+	}
+	if (pf->page && (all || page_ref_count(pf->page) == 1)) {
+		mpa_tx_page_release(c, pf->page);
+		pf->page = NULL;
+	}
+	return c->tx_cache_n || pf->page;
+}
+
+void mpa_tx_trim_work(struct work_struct *work)
+{
+	struct mpa_conn *c = container_of(to_delayed_work(work),
+					  struct mpa_conn, tx_trim_work);
+	struct sock *sk = c->sk;
+
+	mpa_lock_tx(c);
+	if (!c->closing && c->tx_cache) {
+		/* pages still in TCP: look again later */
+		if (mpa_tx_cache_trim(c, false)) {
+			if (!mod_delayed_work(system_wq, &c->tx_trim_work, HZ))
+				sock_hold(sk);
+		} else {
+			/* an idle connection keeps nothing */
+			kfree(c->tx_cache);
+			c->tx_cache = NULL;
+		}
+	}
+	mpa_unlock_tx(c);
+	sock_put(sk);
+}
+
+/* the connection is gone: drop every cached page (TCP frees its own) */
+void mpa_tx_cache_free(struct mpa_conn *c)
+{
+	/* a page of tx_pfrag implies the cache (mpa_tx_frag_refill()) */
+	if (c->tx_cache)
+		mpa_tx_cache_trim(c, true);
+	kfree(c->tx_cache);
+}
+
+/*
  * Memory for an FPDU of @wire octets, which TCP then takes by reference
  * (one copy in all): a piece of the task's page fragment as TCP's own
  * sendmsg uses, or for an FPDU larger than that a compound page of its
@@ -320,12 +480,12 @@ static bool mpa_may_send(const struct mpa_conn *c)
 static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off)
 {
 	struct sock *sk = c->sk;
-	struct page_frag *pfrag = sk_page_frag(sk);
+	struct page_frag *pfrag = mpa_tx_frag(c);
 
 	*off = 0;
 	*page = NULL;
 	if (wire <= PAGE_SIZE << SKB_FRAG_PAGE_ORDER &&
-	    skb_page_frag_refill(wire, pfrag, sk->sk_allocation) &&
+	    mpa_tx_frag_refill(c, wire) &&
 	    pfrag->size - pfrag->offset >= wire) {
 		*page = pfrag->page;
 		*off = pfrag->offset;
@@ -374,7 +534,7 @@ static u32 mpa_train_max(const struct sock *sk, u32 mss)
 
 static bool mpa_train_room(struct mpa_conn *c, u32 wire)
 {
-	struct page_frag *pfrag = sk_page_frag(c->sk);
+	struct page_frag *pfrag = mpa_tx_frag(c);
 	u32 off;
 
 	if (!c->tx_train || c->tx_busy || wire > c->tx_train_left)
@@ -394,13 +554,12 @@ static bool mpa_train_room(struct mpa_conn *c, u32 wire)
  */
 static u8 *mpa_train_next(struct mpa_conn *c, u32 wire)
 {
-	struct sock *sk = c->sk;
-	struct page_frag *pfrag = sk_page_frag(sk);
+	struct page_frag *pfrag = mpa_tx_frag(c);
 	struct bio_vec *bv;
 	u8 *buf;
 
 	if (!mpa_train_follows(c, pfrag, wire)) {
-		if (!skb_page_frag_refill(wire, pfrag, sk->sk_allocation) ||
+		if (!mpa_tx_frag_refill(c, wire) ||
 		    pfrag->size - pfrag->offset < wire)
 			return NULL;
 		bv = &c->tx_frag[c->tx_nfrag++];
@@ -477,7 +636,7 @@ static void mpa_tx_count(struct mpa_conn *c, u32 len, u32 wire)
  */
 static u32 mpa_train_span(struct mpa_conn *c)
 {
-	const struct page_frag *pfrag = sk_page_frag(c->sk);
+	const struct page_frag *pfrag = mpa_tx_frag(c);
 	u32 span, frags, end;
 
 	if (!c->tx_train || c->tx_busy || !mpa_train_follows(c, pfrag, 0))
@@ -501,7 +660,7 @@ static u32 mpa_train_span(struct mpa_conn *c)
 static int mpa_train_add(struct mpa_conn *c, struct mpa_src *src, u32 len,
 			 u32 mss, u32 span, int flags)
 {
-	struct page_frag *pfrag = sk_page_frag(c->sk);
+	struct page_frag *pfrag = mpa_tx_frag(c);
 	u8 *buf = (u8 *)page_address(pfrag->page) + pfrag->offset;
 	int ret;
 

@@ -2,7 +2,8 @@
 /*
  * Memory per MPA connection: N plain TCP pairs, then N MPA pairs in full
  * operation, each pair having exchanged a small and a MULPDU ULPDU in
- * both directions and then idle. /proc/meminfo (MemFree, Slab) and
+ * both directions and then idle (MPA's transmit pages released, a
+ * second after their last use). /proc/meminfo (MemFree, Slab) and
  * /proc/slabinfo are read before and after each set; the test prints
  * KiB per connection and fails when an idle MPA connection costs more
  * than MPA_MEM_MAX_KIB (default 8) KiB beyond a TCP connection.
@@ -202,6 +203,8 @@ TEST_F_TIMEOUT(mem, idle_connection_cost, 600)
 		ASSERT_EQ(0, exchange(mpa[i], SMALL, true, i));
 		ASSERT_EQ(0, exchange(mpa[i], mulpdu, true, i));
 	}
+	/* idle: MPA's transmit pages go a second after their last use */
+	ASSERT_EQ(0, mt_tx_pages_released(20000));
 	measure(&m2);
 
 	tcp_kib = (double)(m0.free_kib - m1.free_kib) / (2 * n);

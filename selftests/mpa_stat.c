@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,7 +30,8 @@ static const char stat_names[][32] = {
 	"MpaStartupFailed", "MpaStartupTimeouts", "MpaRev0", "MpaRev1",
 	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
 	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
-	"MpaRxOctets", "MpaRxDirect", "MpaTxTrains",
+	"MpaRxOctets", "MpaRxDirect", "MpaTxTrains", "MpaTxPages",
+	"MpaTxPagesReused", "MpaTxPagesReleased",
 };
 
 #define NSTATS ARRAY_SIZE(stat_names)
@@ -37,7 +39,7 @@ static const char stat_names[][32] = {
 enum {
 	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
 	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
-	RX_DIRECT, TX_TRAINS,
+	RX_DIRECT, TX_TRAINS, TX_PAGES, TX_REUSED, TX_RELEASED,
 };
 
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */
@@ -162,21 +164,16 @@ TEST_F(stat, reject_crc_error_and_timeout)
 }
 
 /*
- * @n ULPDUs of MULPDU octets in one sendmmsg() over loopback with the MSS
- * clamped to 1448, once nothing sent before holds the task's page
- * fragment; checks that all arrive intact.
+ * A connection over loopback with the MSS clamped to 1448, so that a
+ * ULPDU of MULPDU octets makes an FPDU of one segment; nothing unacked.
  */
-static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_call)
+static int full_pair(struct __test_metadata *_metadata, int fds[2],
+		     __u32 *mulpdu)
 {
-	static char buf[91 * 1500], got[1500];
-	int mss = 1448, sndbuf = 1 << 20, lfd, fds[2], i;
+	int mss = 1448, sndbuf = 1 << 20, lfd;
 	struct sockaddr_storage addr;
-	struct mmsghdr v[91];
-	struct iovec iov[91];
 	socklen_t alen;
-	__u32 mulpdu;
 
-	ASSERT_GE(91, n);
 	lfd = iw_loopback_listen(AF_INET, &addr, &alen);
 	ASSERT_LE(0, lfd);
 	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
@@ -196,9 +193,26 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_ca
 
 	ASSERT_EQ(0, mt_all_acked(fds[0]));
 	ASSERT_EQ(0, mt_all_acked(fds[1]));
-	mulpdu = iw_mpa_info_of(fds[0]).mulpdu;
-	ASSERT_GE(1442, mulpdu);
-	ASSERT_LE(1430, mulpdu);
+	*mulpdu = iw_mpa_info_of(fds[0]).mulpdu;
+	ASSERT_GE(1442, *mulpdu);
+	ASSERT_LE(1430, *mulpdu);
+	return 0;
+}
+
+/*
+ * @n ULPDUs of @mulpdu octets in one sendmmsg(), or one sendmsg() with
+ * MPA_CMSG_LENS (@one_call); checks that all arrive intact and waits
+ * until they are acknowledged.
+ */
+static int full_batch(struct __test_metadata *_metadata, const int fds[2],
+		      __u32 mulpdu, int n, bool one_call)
+{
+	static char buf[91 * 1500], got[1500];
+	struct mmsghdr v[91];
+	struct iovec iov[91];
+	int i;
+
+	ASSERT_GE(91, n);
 	mt_fill(buf, sizeof(buf), 7);
 	memset(v, 0, sizeof(v));
 	for (i = 0; i < n; i++) {
@@ -232,6 +246,18 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_ca
 		ASSERT_EQ(mulpdu, iw_readn(fds[1], got, mulpdu, RAW_TMO_MS));
 		EXPECT_EQ(0, memcmp(got, buf + i * mulpdu, mulpdu));
 	}
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
+	return 0;
+}
+
+/* @n full ULPDUs on a new connection (full_pair(), full_batch()) */
+static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_call)
+{
+	__u32 mulpdu;
+	int fds[2];
+
+	ASSERT_EQ(0, full_pair(_metadata, fds, &mulpdu));
+	ASSERT_EQ(0, full_batch(_metadata, fds, mulpdu, n, one_call));
 	close(fds[0]);
 	close(fds[1]);
 	return 0;
@@ -241,11 +267,12 @@ static int send_full_fpdus(struct __test_metadata *_metadata, int n, bool one_ca
  * FPDU trains span page fragments and end when they fill one GSO skb.
  * With an MSS of 1448 (a multiple of 4; 1436 with timestamps, also one),
  * sendmmsg() of 91 ULPDUs of MULPDU octets gives 90 FPDUs of one full
- * segment each with MSG_MORE and a last one without. Once everything
- * sent before is acknowledged, nothing holds the task's 32 KiB page
- * fragment and the first train starts at its beginning: 22 FPDUs fit
- * in a fragment, the train goes on in the next ones until it has the 45
- * segments of TCP's size goal on loopback (64 KiB less TCP's header
+ * segment each with MSG_MORE and a last one without. The connection's
+ * first train starts at the beginning of a 32 KiB page fragment (MPA's
+ * own, or with tx_page_cache=0 the task's, which nothing sent before
+ * holds once it is acknowledged): 22 FPDUs fit in a fragment, the
+ * train goes on in the next ones until it has the 45 segments of TCP's
+ * size goal on loopback (64 KiB less TCP's header
  * room), and TCP takes them in one call. So the 90 make two trains (a
  * train bound to two fragments would make three: 44, 44 and 2). From 6.5
  * on TCP takes the fragments as one skb frag per 4 KiB page: each train
@@ -268,6 +295,95 @@ TEST_F(stat, train_of_one_sendmsg)
 	ASSERT_EQ(0, read_stats(self->v));
 	EXPECT_EQ(91, self->v[TX_FPDUS]);
 	EXPECT_EQ(2, self->v[TX_TRAINS]);
+}
+
+static int set_page_cache(unsigned int pages, unsigned int *old)
+{
+	const char *p = "/sys/module/mpa/parameters/tx_page_cache";
+	char b[32];
+	FILE *f = fopen(p, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = old ? fscanf(f, "%u", old) == 1 : 1;
+	fclose(f);
+	f = fopen(p, "w");
+	if (!f || !ok)
+		return -1;
+	snprintf(b, sizeof(b), "%u", pages);
+	ok = fputs(b, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* the sender and the receiver on one CPU: skbs are freed at once */
+static int one_cpu(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * MPA builds FPDUs in pages of its own and uses them again once TCP let
+ * go of them. 91 full FPDUs, 22 to a 32 KiB page, take 5 new pages, the
+ * last with 3 FPDUs. Once all are acknowledged and read (and freed: the
+ * reader runs on the sender's CPU, so no skb waits on another CPU's
+ * deferred-free list), the next 91 fill the rest of the fifth page and
+ * then the first four again, oldest first: no page is allocated. A
+ * second after the last page was taken, with nothing in TCP, MPA lets go
+ * of all five; the next batch allocates anew. Closing lets go of the
+ * rest: every page allocated is released.
+ */
+TEST_F(stat, tx_pages_used_again)
+{
+	__u32 mulpdu;
+	int fds[2];
+
+	ASSERT_EQ(0, one_cpu());
+	ASSERT_EQ(0, full_pair(_metadata, fds, &mulpdu));
+	ASSERT_EQ(0, full_batch(_metadata, fds, mulpdu, 91, false));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(5, self->v[TX_PAGES]);
+	EXPECT_EQ(0, self->v[TX_REUSED]);
+	EXPECT_EQ(0, self->v[TX_RELEASED]);
+
+	ASSERT_EQ(0, full_batch(_metadata, fds, mulpdu, 91, true));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(5, self->v[TX_PAGES]);
+	EXPECT_EQ(4, self->v[TX_REUSED]);
+	EXPECT_EQ(0, self->v[TX_RELEASED]);
+
+	usleep(1500000);
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(5, self->v[TX_RELEASED]);
+	ASSERT_EQ(0, full_batch(_metadata, fds, mulpdu, 30, false));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(7, self->v[TX_PAGES]);
+	EXPECT_EQ(4, self->v[TX_REUSED]);
+	close(fds[0]);
+	close(fds[1]);
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(7, self->v[TX_RELEASED]);
+	EXPECT_EQ(182 + 30, self->v[TX_FPDUS]);
+}
+
+/* tx_page_cache=0: the task's page fragment, the same trains, no page of MPA's */
+TEST_F(stat, tx_page_cache_off)
+{
+	unsigned int old;
+
+	ASSERT_EQ(0, set_page_cache(0, &old));
+	EXPECT_EQ(0, send_full_fpdus(_metadata, 91, false));
+	ASSERT_EQ(0, set_page_cache(old, NULL));
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(91, self->v[TX_FPDUS]);
+	EXPECT_EQ(2, self->v[TX_TRAINS]);
+	EXPECT_EQ(0, self->v[TX_PAGES]);
+	EXPECT_EQ(0, self->v[TX_REUSED]);
+	EXPECT_EQ(0, self->v[TX_RELEASED]);
 }
 
 /*

@@ -119,6 +119,36 @@ static inline int mt_read_proc_stats(const char *path, const char names[][32],
 	return ret;
 }
 
+/* the counter @name of /proc/net/mpa_stat, or -1 */
+static inline long mt_mpa_stat(const char *name)
+{
+	char n[64];
+	long v, ret = -1;
+	FILE *f = fopen("/proc/net/mpa_stat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", n, &v) == 2)
+		if (!strcmp(n, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Wait (up to @ms) until MPA let go of every transmit page it allocated
+ * (tx_page_cache): a second after their last use, once TCP is done.
+ */
+static inline int mt_tx_pages_released(int ms)
+{
+	for (; ms > 0; ms -= 100) {
+		if (mt_mpa_stat("MpaTxPages") == mt_mpa_stat("MpaTxPagesReleased"))
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
 /*
  * Wait (up to a second) until TCP holds no unacknowledged data on @fd:
  * no ACK for it can then arrive, and push TCP's unsent skbs, while a test
