@@ -199,29 +199,59 @@ static void mpa_rx_fin(struct mpa_conn *c)
 enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
 
 /*
- * The 16 bits at @off in @skb, read in place where they are (the linear
- * part or one page fragment), or -1 when @skb ends before them.
+ * The @len octets at @off in @skb where they lie in one piece (the linear
+ * part or one page fragment), or NULL when they do not.
  */
-static int mpa_skb_be16(const struct sk_buff *skb, u32 off)
+static inline const u8 *mpa_skb_ptr(const struct sk_buff *skb, u32 off, u32 len)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	u32 start = skb_headlen(skb), end;
 	const u8 *p;
-	__be16 v;
 	int i;
 
-	if (off + sizeof(v) <= start)
-		return get_unaligned_be16(skb->data + off);
+	if (off + len <= start)
+		return skb->data + off;
 	for (i = 0; i < si->nr_frags && off >= start; i++, start = end) {
 		end = start + skb_frag_size(&si->frags[i]);
 		if (off >= end)
 			continue;
-		p = off + sizeof(v) <= end ? skb_frag_address_safe(&si->frags[i]) : NULL;
-		if (p)
-			return get_unaligned_be16(p + off - start);
-		break;
+		if (off + len > end)
+			return NULL;
+		p = skb_frag_address_safe(&si->frags[i]);
+		return p ? p + off - start : NULL;
 	}
+	return NULL;
+}
+
+/* the 16 bits at @off in @skb, or -1 when @skb ends before them */
+static int mpa_skb_be16(const struct sk_buff *skb, u32 off)
+{
+	const u8 *p = mpa_skb_ptr(skb, off, sizeof(__be16));
+	__be16 v;
+
+	if (p)
+		return get_unaligned_be16(p);
 	return skb_copy_bits(skb, off, &v, sizeof(v)) ? -1 : be16_to_cpu(v);
+}
+
+/*
+ * The skb of TCP's receive queue that holds the octet @at octets after
+ * the first unread one, and (*@off) its offset there; NULL if none does.
+ */
+static inline struct sk_buff *mpa_rxq_skb(struct sock *sk, u32 at, u32 *off)
+{
+	struct sk_buff *skb = skb_peek(&sk->sk_receive_queue);
+
+	if (!skb)
+		return NULL;
+	*off = tcp_sk(sk)->copied_seq - TCP_SKB_CB(skb)->seq + at;
+	while (*off >= skb->len) {
+		if (skb_queue_is_last(&sk->sk_receive_queue, skb))
+			return NULL;
+		*off -= skb->len;
+		skb = skb_queue_next(&sk->sk_receive_queue, skb);
+	}
+	return skb;
 }
 
 /*
@@ -233,20 +263,13 @@ static int mpa_skb_be16(const struct sk_buff *skb, u32 off)
 static int mpa_rx_queued(const struct mpa_conn *c, u32 at, u32 *ulen)
 {
 	struct sock *sk = c->sk;
-	struct sk_buff *skb, *head = skb_peek(&sk->sk_receive_queue);
+	struct sk_buff *skb;
 	u32 off, have, wire;
 	int hdr;
 
-	if (!head)
+	skb = mpa_rxq_skb(sk, at, &off);
+	if (!skb)
 		return MPA_RXQ_EMPTY;
-	off = tcp_sk(sk)->copied_seq - TCP_SKB_CB(head)->seq + at;
-	skb = head;
-	while (off >= skb->len) {
-		if (skb_queue_is_last(&sk->sk_receive_queue, skb))
-			return MPA_RXQ_EMPTY;
-		off -= skb->len;
-		skb = skb_queue_next(&sk->sk_receive_queue, skb);
-	}
 	/* a header split between two skbs takes the buffered path */
 	hdr = mpa_skb_be16(skb, off);
 	if (hdr < 0)
@@ -460,6 +483,23 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
 }
 
 /*
+ * The CRC of the whole FPDU @at octets after the first unread one, whose
+ * first @plain octets it covers, checked where the FPDU lies in one piece
+ * of one skb: true if it is good there. False when it is bad or not in
+ * one piece: mpa_rx_take() then walks the skbs.
+ */
+static bool mpa_rx_crc_in_place(const struct mpa_conn *c, u32 at, u32 plain)
+{
+	const struct sk_buff *skb;
+	const u8 *p;
+	u32 off;
+
+	skb = mpa_rxq_skb(c->sk, at, &off);
+	p = skb ? mpa_skb_ptr(skb, off, plain + MPA_CRC_LEN) : NULL;
+	return p && get_unaligned_le32(p + plain) == ~crc32c(~0U, p, plain);
+}
+
+/*
  * With FPDUs left in TCP (@rx_defer): when the one @at octets after the
  * first unread octet is whole, its CRC good and @len holds its ULPDU,
  * copy the ULPDU from the socket buffers straight into @msg and account
@@ -484,7 +524,7 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	    mpa_rx_queued(c, at, &ulen) != MPA_RXQ_WHOLE || ulen > len)
 		return -EAGAIN;
 	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
-	if (c->rx.crc) {
+	if (c->rx.crc && !mpa_rx_crc_in_place(c, at, plain)) {
 		mpa_rx_walk(sk, at, plain, mpa_rx_walk_crc, &crc);
 		mpa_rx_walk(sk, at + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)
