@@ -99,6 +99,9 @@
  *	go of them (mpa_tx_frag_refill())
  * @tx_cache_max: room in @tx_cache (module parameter tx_page_cache when
  *	the connection was made), 0 when MPA uses the task's page fragment
+ * @tx_own: FPDUs are built in @tx_pfrag: set by the first train (bulk
+ *	sending); before it, and without @tx_cache_max, in the task's page
+ *	fragment, which connections that send small messages share
  * @tx_trim_work: frees the pages of @tx_cache that TCP let go of, a
  *	second after the last page was taken
  * @frame_have: octets of the peer's Request/Reply received
@@ -168,6 +171,7 @@ struct mpa_conn {
 	struct page_frag	tx_pfrag;
 	struct page		**tx_cache;
 	u16			tx_cache_max;
+	bool			tx_own;
 	u16			tx_cache_head;
 	u16			tx_cache_n;
 	struct delayed_work	tx_trim_work;

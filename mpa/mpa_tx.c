@@ -313,7 +313,7 @@ static bool mpa_may_send(const struct mpa_conn *c)
  */
 static struct page_frag *mpa_tx_frag(struct mpa_conn *c)
 {
-	return c->tx_cache_max ? &c->tx_pfrag : sk_page_frag(c->sk);
+	return c->tx_own ? &c->tx_pfrag : sk_page_frag(c->sk);
 }
 
 /* the oldest page of the cache if TCP let go of it (ours alone), or NULL */
@@ -368,7 +368,7 @@ static bool mpa_tx_frag_refill(struct mpa_conn *c, u32 sz)
 	struct page *page;
 	gfp_t gfp;
 
-	if (!c->tx_cache_max)
+	if (!c->tx_own)
 		return skb_page_frag_refill(sz, sk_page_frag(sk), sk->sk_allocation);
 	if (pf->page) {
 		if (pf->size - pf->offset >= sz)
@@ -745,6 +745,9 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	}
 	if (c->markers_tx)
 		wire = mpa_fpdu_wire_len(pos, len, true);
+	/* from its first train on, a connection builds FPDUs in its own pages */
+	if (train && c->tx_cache_max && !c->markers_tx)
+		c->tx_own = true;
 	buf = mpa_tx_buf(c, wire, &page, &off);
 	if (!buf)
 		return -ENOMEM;
