@@ -254,34 +254,43 @@ static inline struct sk_buff *mpa_rxq_skb(struct sock *sk, u32 at, u32 *off)
 	return skb;
 }
 
+/* an FPDU that waits in TCP's receive queue, found by mpa_rx_queued() */
+struct mpa_rxq {
+	struct sk_buff	*skb;	/* the skb of its first octet */
+	u32		off;	/* that octet's offset in @skb */
+	u32		ulen;	/* its ULPDU length */
+	u32		wire;	/* its length on the wire */
+};
+
 /*
  * What waits in TCP's receive queue (markers off) @at octets after its
- * first unread one: nothing, a whole FPDU first (*@ulen its ULPDU
- * length), or the start of one. The walk stops after that FPDU. Socket
+ * first unread one: nothing, a whole FPDU first, or the start of one;
+ * *@q says where the FPDU lies. The walk stops after that FPDU. Socket
  * lock held, or in its data-ready callback.
  */
-static int mpa_rx_queued(const struct mpa_conn *c, u32 at, u32 *ulen)
+static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 {
 	struct sock *sk = c->sk;
 	struct sk_buff *skb;
-	u32 off, have, wire;
+	u32 have;
 	int hdr;
 
-	skb = mpa_rxq_skb(sk, at, &off);
+	skb = mpa_rxq_skb(sk, at, &q->off);
 	if (!skb)
 		return MPA_RXQ_EMPTY;
 	/* a header split between two skbs takes the buffered path */
-	hdr = mpa_skb_be16(skb, off);
+	hdr = mpa_skb_be16(skb, q->off);
 	if (hdr < 0)
 		return MPA_RXQ_PART;
-	*ulen = hdr;
-	wire = MPA_HDR_LEN + *ulen + mpa_pad_len(*ulen) + MPA_CRC_LEN;
+	q->skb = skb;
+	q->ulen = hdr;
+	q->wire = MPA_HDR_LEN + hdr + mpa_pad_len(hdr) + MPA_CRC_LEN;
 	have = 0;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
 			return MPA_RXQ_PART;
 		have += skb->len;
-		if (have - off >= wire)
+		if (have - q->off >= q->wire)
 			return MPA_RXQ_WHOLE;
 	}
 	return MPA_RXQ_PART;
@@ -333,11 +342,11 @@ void mpa_data_ready(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	c = mpa_get(sk);
 	if (c) {
-		u32 ulen;
+		struct mpa_rxq q;
 
 		/* FPDUs left for recvmsg(): see mpa_rx_next() */
 		if (!mpa_framing(c) ||
-		    (c->rx_defer && mpa_rx_queued(c, 0, &ulen) != MPA_RXQ_PART))
+		    (c->rx_defer && mpa_rx_queued(c, 0, &q) != MPA_RXQ_PART))
 			c->saved_data_ready(sk);
 		else
 			mpa_rx_process(c);
@@ -393,13 +402,13 @@ static bool mpa_readable_or_deferred(const struct mpa_conn *c)
  */
 static void mpa_rx_next(struct mpa_conn *c)
 {
-	u32 ulen;
+	struct mpa_rxq fpdu;
 	int q;
 
 	c->rx_ready = false;
 	c->rx_stop = false;
 	if (!c->rx.markers && !c->consumer && c->state == MPA_S_FULL) {
-		q = mpa_rx_queued(c, 0, &ulen);
+		q = mpa_rx_queued(c, 0, &fpdu);
 		/* a FIN after the last FPDU is noted at once, as before */
 		if (q == MPA_RXQ_WHOLE ||
 		    (q == MPA_RXQ_EMPTY && !(c->sk->sk_shutdown & RCV_SHUTDOWN))) {
@@ -424,19 +433,17 @@ static int mpa_skip_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * Hand @len octets of TCP's receive queue, from @off octets after its
- * first unread one, to @fn, one piece per skb; stop at @fn's first error.
+ * Hand @len octets of TCP's receive queue, from @off in @skb on, to @fn,
+ * one piece per skb; stop at @fn's first error.
  */
-static int mpa_rx_walk(struct sock *sk, u32 off, u32 len,
+static int mpa_rx_walk(struct sock *sk, struct sk_buff *skb, u32 off, u32 len,
 		       int (*fn)(struct sk_buff *skb, u32 off, u32 n, void *arg),
 		       void *arg)
 {
-	struct sk_buff *skb;
 	u32 n;
 	int ret;
 
-	off += tcp_sk(sk)->copied_seq - TCP_SKB_CB(skb_peek(&sk->sk_receive_queue))->seq;
-	skb_queue_walk(&sk->sk_receive_queue, skb) {
+	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (!len)
 			break;
 		if (off >= skb->len) {
@@ -483,63 +490,59 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
 }
 
 /*
- * The CRC of the whole FPDU @at octets after the first unread one, whose
- * first @plain octets it covers, checked where the FPDU lies in one piece
- * of one skb: true if it is good there. False when it is bad or not in
- * one piece: mpa_rx_take() then walks the skbs.
- */
-static bool mpa_rx_crc_in_place(const struct mpa_conn *c, u32 at, u32 plain)
-{
-	const struct sk_buff *skb;
-	const u8 *p;
-	u32 off;
-
-	skb = mpa_rxq_skb(c->sk, at, &off);
-	p = skb ? mpa_skb_ptr(skb, off, plain + MPA_CRC_LEN) : NULL;
-	return p && get_unaligned_le32(p + plain) == ~crc32c(~0U, p, plain);
-}
-
-/*
  * With FPDUs left in TCP (@rx_defer): when the one @at octets after the
  * first unread octet is whole, its CRC good and @len holds its ULPDU,
  * copy the ULPDU from the socket buffers straight into @msg and account
  * for it in the decoder (mpa_dec_skip()); mpa_rx_consume() then takes
  * the FPDUs so read from TCP. One copy less per octet than through
- * rx.buf; the decoder's state and counters stay as they are. A bad FPDU
- * takes the buffered path, which reports it, so that a caller never gets
- * the octets of a ULPDU that failed (RFC 5044 section 8). Return the
- * ULPDU length (*@wire its FPDU's); -EAGAIN when it cannot go this way
- * (@msg untouched); -EFAULT.
+ * rx.buf; the decoder's state and counters stay as they are. The CRC of
+ * an FPDU in one piece of one skb is checked where it lies, of one that
+ * spans pieces by walking them. A bad FPDU takes the buffered path,
+ * which reports it, so that a caller never gets the octets of a ULPDU
+ * that failed (RFC 5044 section 8). Return the ULPDU length (*@wire its
+ * FPDU's); -EAGAIN when it cannot go this way (@msg untouched); -EFAULT.
  */
 static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		       u32 at, u32 *wire)
 {
 	struct sock *sk = c->sk;
-	u32 ulen, crc = ~0U, plain;
+	u32 crc = ~0U, plain;
+	struct mpa_rxq q;
+	const u8 *p;
 	__le32 field;
 	u8 *to = (u8 *)&field;
 	size_t room;
+	int ret;
 
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
-	    mpa_rx_queued(c, at, &ulen) != MPA_RXQ_WHOLE || ulen > len)
+	    mpa_rx_queued(c, at, &q) != MPA_RXQ_WHOLE || q.ulen > len)
 		return -EAGAIN;
-	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
-	if (c->rx.crc && !mpa_rx_crc_in_place(c, at, plain)) {
-		mpa_rx_walk(sk, at, plain, mpa_rx_walk_crc, &crc);
-		mpa_rx_walk(sk, at + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
+	plain = q.wire - MPA_CRC_LEN;
+	p = mpa_skb_ptr(q.skb, q.off, q.wire);
+	if (c->rx.crc && p) {
+		if (get_unaligned_le32(p + plain) != ~crc32c(~0U, p, plain))
+			return -EAGAIN;
+	} else if (c->rx.crc) {
+		mpa_rx_walk(sk, q.skb, q.off, plain, mpa_rx_walk_crc, &crc);
+		mpa_rx_walk(sk, q.skb, q.off + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)
 			return -EAGAIN;
 	}
 	room = msg_data_left(msg);
-	if (mpa_rx_walk(sk, at + MPA_HDR_LEN, ulen, mpa_rx_walk_msg, msg)) {
+	if (q.off + q.wire <= q.skb->len)
+		ret = skb_copy_datagram_msg(q.skb, q.off + MPA_HDR_LEN, msg, q.ulen);
+	else
+		ret = mpa_rx_walk(sk, q.skb, q.off + MPA_HDR_LEN, q.ulen,
+				  mpa_rx_walk_msg, msg);
+	if (ret) {
 		iov_iter_revert(&msg->msg_iter, room - msg_data_left(msg));
 		return -EFAULT;
 	}
-	mpa_dec_skip(&c->rx, ulen);
+	mpa_dec_skip(&c->rx, q.ulen);
 	mpa_rx_count(c);
 	mpa_mib_inc(c, MPA_MIB_RX_DIRECT);
-	*wire = plain + MPA_CRC_LEN;
-	return ulen;
+	*wire = q.wire;
+	return q.ulen;
 }
 
 /* consume the @n octets of FPDUs that mpa_rx_take() read, then go on */
