@@ -296,6 +296,24 @@ static int mpa_copy_src(void *ctx, void *to, u32 len)
 	return -EFAULT;
 }
 
+/*
+ * The FPDU of a ULPDU of @len octets from @src, @wire octets at @buf and
+ * stream position @pos: without markers, the ULPDU is copied into place
+ * and the FPDU sealed around it; with markers, encoded run by run.
+ * Return the wire length or the copy's error.
+ */
+static int mpa_tx_fill(struct mpa_conn *c, struct mpa_src *src, u8 *buf,
+		       u32 len, u32 wire, u32 pos)
+{
+	int ret;
+
+	if (c->markers_tx)
+		return mpa_fpdu_encode(buf, wire, pos, true, c->crc, len,
+				       mpa_copy_src, src);
+	ret = mpa_copy_src(src, buf + MPA_HDR_LEN, len);
+	return ret ? ret : mpa_fpdu_seal(buf, len, c->crc);
+}
+
 /* MPA_START was called and the startup exchange is over */
 static bool mpa_started(const struct mpa_conn *c)
 {
@@ -650,6 +668,20 @@ static u32 mpa_train_span(struct mpa_conn *c)
 }
 
 /*
+ * Send what MPA holds after it took a ULPDU of @len octets. The FPDU is
+ * committed: a rest that did not fit goes out later (write space), so
+ * only a real error fails the send. Return @len or a negative errno.
+ */
+static int mpa_tx_push(struct mpa_conn *c, u32 len, int flags)
+{
+	int ret = mpa_tx_flush(c, flags);
+
+	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
+		return ret;
+	return len;
+}
+
+/*
  * A ULPDU of @len octets, with more to follow (MSG_MORE), whose FPDU is
  * of exactly @mss octets and fits in the @span octets mpa_train_span()
  * found: it goes straight into the train's fragment, without the checks
@@ -665,13 +697,12 @@ static int mpa_train_add(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	int ret;
 
 	src->in_page = true;
-	ret = mpa_copy_src(src, buf + MPA_HDR_LEN, len);
-	if (ret) {
+	ret = mpa_tx_fill(c, src, buf, len, mss, 0);
+	if (ret < 0) {
 		/* the octets stay unused in the fragment */
 		mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
 		return ret;
 	}
-	mpa_fpdu_seal(buf, len, c->crc);
 	pfrag->offset += mss;
 	c->tx_pend_len += mss;
 	c->tx_train_left -= mss;
@@ -680,10 +711,7 @@ static int mpa_train_add(struct mpa_conn *c, struct mpa_src *src, u32 len,
 
 	if (span - mss >= mss || mpa_train_room(c, mss))
 		return len;
-	ret = mpa_tx_flush(c, flags);
-	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
-		return ret;
-	return len;
+	return mpa_tx_push(c, len, flags);
 }
 
 /* the span mpa_train_add() takes a ULPDU of @len octets in, or 0 */
@@ -718,9 +746,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	      mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		src->in_page = true;
-		pos = tcp_sk(sk)->write_seq - c->tx_base + c->tx_pend_len;
-		ret = mpa_fpdu_encode(buf, wire, pos, false, c->crc, len,
-				      mpa_copy_src, src);
+		ret = mpa_tx_fill(c, src, buf, len, wire, 0);
 		if (ret < 0) {
 			/* the octets stay unused in the fragment */
 			mpa_tx_flush(c, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -731,12 +757,14 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 		c->tx_train_left = ret == mss ? c->tx_train_left - ret : 0;
 		goto sent;
 	}
-	ret = mpa_tx_flush(c, flags);
-	if (ret)
-		return ret;
-	/* shutdown(SHUT_WR) came while this sender slept in the flush */
-	if (c->tx_shut)
-		return sk_stream_error(sk, flags, -EPIPE);
+	if (c->tx_pend_len) {
+		ret = mpa_tx_flush(c, flags);
+		if (ret)
+			return ret;
+		/* shutdown(SHUT_WR) came while this sender slept in the flush */
+		if (c->tx_shut)
+			return sk_stream_error(sk, flags, -EPIPE);
+	}
 
 	pos = tcp_sk(sk)->write_seq - c->tx_base;
 	if ((flags & MSG_DONTWAIT) && !sk_stream_memory_free(sk)) {
@@ -752,8 +780,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	if (!buf)
 		return -ENOMEM;
 	src->in_page = page;
-	ret = mpa_fpdu_encode(buf, wire, pos, c->markers_tx, c->crc, len,
-			      mpa_copy_src, src);
+	ret = mpa_tx_fill(c, src, buf, len, wire, pos);
 	if (ret < 0) {
 		mpa_tx_release(c);
 		return ret;
@@ -772,11 +799,7 @@ sent:
 	/* the train waits for the next FPDU, if one follows and fits */
 	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss))
 		return len;
-	/* The FPDU is committed: a rest that did not fit goes out later. */
-	ret = mpa_tx_flush(c, flags);
-	if (ret && ret != -EAGAIN && ret != -ERESTARTSYS && ret != -EINTR)
-		return ret;
-	return len;
+	return mpa_tx_push(c, len, flags);
 }
 
 /*
