@@ -546,6 +546,45 @@ void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len)
 	rx->ulpdus++;
 }
 
+/*
+ * A whole FPDU at @p, @len octets on, on a decoder between FPDUs without
+ * markers: its CRC is checked first and its ULPDU then goes to @place in
+ * one run, or to @buf. Return the FPDU's wire length (with a bad CRC,
+ * nothing placed and the decoder left as mpa_dec_feed() leaves it then),
+ * or 0 when it is not whole in @p or has no buffer: mpa_dec_feed() then
+ * takes it run by run.
+ */
+static u32 mpa_dec_whole(struct mpa_dec *rx, const u8 *p, u32 len)
+{
+	u32 ulen, plain, wire;
+
+	if (len < MPA_HDR_LEN)
+		return 0;
+	ulen = get_unaligned_be16(p);
+	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
+	wire = plain + MPA_CRC_LEN;
+	if (len < wire || (!rx->place && rx->buf_len < plain - MPA_HDR_LEN))
+		return 0;
+	rx->fpdu_start = rx->pos;
+	rx->ulpdu_len = ulen;
+	rx->have = plain - MPA_HDR_LEN;
+	rx->pos += wire;
+	rx->placing = !!rx->place;
+	if (rx->crc && get_unaligned_le32(p + plain) != ~crc32c(~0U, p, plain)) {
+		/* as the octet-run decoder leaves a bad FPDU */
+		rx->in_fpdu = true;
+		rx->state = MPA_DECS_CRC;
+		rx->npartial = MPA_CRC_LEN;
+		return wire;
+	}
+	if (rx->place && ulen)
+		rx->place(rx->place_ctx, 0, p + MPA_HDR_LEN, ulen);
+	else if (!rx->place)
+		memcpy(rx->buf, p + MPA_HDR_LEN, rx->have);
+	rx->ulpdus++;
+	return wire;
+}
+
 /**
  * mpa_dec_feed() - run received stream octets through the FPDU decoder
  * @rx: decoder state
@@ -579,7 +618,16 @@ int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed)
 		const u8 *p = data + off;
 		u32 n = len - off;
 		u32 need, i;
+		u32 whole;
 
+		if (!rx->markers && mpa_dec_between(rx) && !rx->in_fpdu) {
+			whole = mpa_dec_whole(rx, p, n);
+			if (whole) {
+				*consumed = off + whole;
+				return rx->state == MPA_DECS_HDR ? MPA_DEC_ULPDU :
+				       mpa_dec_error(rx, MPA_ERR_CRC);
+			}
+		}
 		if (rx->markers && (rx->nmark || !(rx->pos % MPA_MARKER_PERIOD))) {
 			bool ok;
 

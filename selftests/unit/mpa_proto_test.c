@@ -835,6 +835,109 @@ TEST(skip_equals_feed)
 	}
 }
 
+/* what a placing consumer got: every run at its offset, and the calls */
+struct placed {
+	u8	data[2000];
+	u32	calls;
+	u32	octets;
+};
+
+static void place_rec(void *ctx, u32 off, const u8 *data, u32 len)
+{
+	struct placed *pl = ctx;
+
+	memcpy(pl->data + off, data, len);
+	pl->calls++;
+	pl->octets += len;
+}
+
+/*
+ * A whole FPDU in one chunk (markers off) is checked, then placed in one
+ * call; the decoder ends as if fed octet by octet. With a bad CRC nothing
+ * of it is placed (fed octet by octet, its octets were placed before the
+ * CRC came).
+ */
+TEST(whole_fpdu_one_pass)
+{
+	static const u32 lens[] = { 0, 60, 1400 };
+	static u8 w[4000], ua[1500], ub[1500];
+	struct placed pa = {}, pb = {};
+	u32 off[4] = { 0 }, used, i, n;
+	struct mpa_dec a, b;
+	int ret;
+
+	fill_pattern(srcbuf, 1460, 21);
+	for (i = 0; i < 3; i++)
+		off[i + 1] = off[i] + enc(w + off[i], sizeof(w) - off[i], 0, false,
+					  true, srcbuf, lens[i]);
+	mpa_dec_init(&a, ua, false, true);
+	mpa_dec_init(&b, ub, false, true);
+	a.place = place_rec;
+	a.place_ctx = &pa;
+	b.place = place_rec;
+	b.place_ctx = &pb;
+	for (i = 0; i < 3; i++) {
+		pa.calls = 0;
+		pa.octets = 0;
+		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w + off[i], off[3] - off[i], &used));
+		ASSERT_EQ(off[i + 1] - off[i], used);
+		ASSERT_EQ(lens[i] ? 1 : 0, pa.calls);
+		ASSERT_EQ(lens[i], pa.octets);
+		ASSERT_EQ(0, memcmp(pa.data, srcbuf, lens[i]));
+		for (n = off[i]; n < off[i + 1]; n++) {
+			ret = mpa_dec_feed(&b, w + n, 1, &used);
+			ASSERT_EQ(1, used);
+			ASSERT_EQ(n + 1 < off[i + 1] ? MPA_DEC_MORE : MPA_DEC_ULPDU, ret);
+		}
+		ASSERT_EQ(b.pos, a.pos);
+		ASSERT_EQ(b.fpdu_start, a.fpdu_start);
+		ASSERT_EQ(b.ulpdu_len, a.ulpdu_len);
+		ASSERT_EQ(b.have, a.have);
+		ASSERT_EQ(b.ulpdus, a.ulpdus);
+		ASSERT_TRUE(mpa_dec_idle(&a));
+	}
+
+	/* not placing: the ULPDU and its pad go to the buffer */
+	mpa_dec_init(&a, ua, false, true);
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w + off[1], off[3] - off[1], &used));
+	ASSERT_EQ(off[2] - off[1], used);
+	ASSERT_EQ(0, memcmp(ua, srcbuf, 60));
+
+	/* a bad CRC: the error, the FPDU consumed, nothing placed */
+	w[off[2] + 100] ^= 0x01;
+	mpa_dec_init(&a, ua, false, true);
+	a.place = place_rec;
+	a.place_ctx = &pa;
+	pa.calls = 0;
+	ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w + off[1], off[3] - off[1], &used));
+	ASSERT_EQ(1, pa.calls);
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&a, w + off[2], off[3] - off[2], &used));
+	ASSERT_EQ(off[3] - off[2], used);
+	ASSERT_EQ(MPA_ERR_CRC, a.err);
+	ASSERT_EQ(1, a.crc_errors);
+	ASSERT_EQ(1, a.ulpdus);
+	ASSERT_EQ(1, pa.calls);
+	ASSERT_FALSE(mpa_dec_idle(&a));
+	ASSERT_TRUE(mpa_dec_placing(&a));
+	ASSERT_EQ(MPA_DEC_ERROR, mpa_dec_feed(&a, w, off[1], &used));
+	ASSERT_EQ(0, used);
+	/* the octet-run decoder ends the same way */
+	mpa_dec_init(&b, ub, false, true);
+	b.place = place_rec;
+	b.place_ctx = &pb;
+	for (n = off[1], ret = MPA_DEC_MORE; n < off[3] && ret != MPA_DEC_ERROR; n++)
+		ret = mpa_dec_feed(&b, w + n, 1, &used);
+	ASSERT_EQ(MPA_DEC_ERROR, ret);
+	ASSERT_EQ(off[3], n);
+	ASSERT_EQ(a.pos, b.pos);
+	ASSERT_EQ(a.err, b.err);
+	ASSERT_EQ(a.ulpdus, b.ulpdus);
+	ASSERT_EQ(a.crc_errors, b.crc_errors);
+	ASSERT_EQ(mpa_dec_idle(&a), mpa_dec_idle(&b));
+	ASSERT_EQ(mpa_dec_placing(&a), mpa_dec_placing(&b));
+	w[off[2] + 100] ^= 0x01;
+}
+
 /* ---- startup frames ---- */
 
 static void mk_frame(u8 *f, const char *key, u8 flags, u8 rev, u16 pd_len)
