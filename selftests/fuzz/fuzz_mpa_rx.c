@@ -3,10 +3,12 @@
  * libFuzzer target: MPA FPDU decoder (and encoder).
  *
  * Input octet 0 selects the mode:
- *  even: octets 1..9 give markers/crc, start position and a split seed;
- *	  the rest is fed as a received stream in pseudo-random chunks.
- *	  Invariants: consumed <= len, pos advances by consumed, ULPDUs fit
- *	  the buffer (ASan), errors are sticky.
+ *  even: octets 1..9 give markers/crc/placing, start position and a
+ *	  split seed; the rest is fed as a received stream in pseudo-random
+ *	  chunks. Invariants: consumed <= len, pos advances by consumed,
+ *	  ULPDUs fit the buffer (ASan), errors are sticky, and every event
+ *	  (ULPDU contents, error code, stream position) is the one the same
+ *	  stream gives fed one octet at a time.
  *  odd:  round trip: ULPDUs taken from the input are encoded at a given
  *	  start position with mpa_fpdu_encode(), fed in pseudo-random
  *	  chunks and must come back identical.
@@ -73,31 +75,134 @@ static void check_feed(struct mpa_dec *rx, const u8 *p, u32 n, u32 *used,
 		      (rx->err == MPA_ERR_CRC || rx->err == MPA_ERR_MARKER));
 }
 
+/* what a decoder reported: its events in order, for the reference run */
+struct dec_log {
+	u32	*pos;		/* stream position after each event */
+	u32	*hash;		/* FNV-1a of the ULPDU, or the error code */
+	u32	n;
+	u32	max;
+};
+
+/* a placing consumer: ULPDU octets land at their offset */
+struct placed {
+	u8	*buf;
+	u32	calls;
+};
+
+static void place_rec(void *ctx, u32 off, const u8 *data, u32 len)
+{
+	struct placed *pl = ctx;
+
+	CHECK(len > 0 && off + len <= MPA_MAX_ULPDU);
+	memcpy(pl->buf + off, data, len);
+	pl->calls++;
+}
+
+static u32 fnv(const u8 *p, u32 len)
+{
+	u32 h = 2166136261U;
+
+	while (len--)
+		h = (h ^ *p++) * 16777619U;
+	return h;
+}
+
+/* the event just returned, as the log keeps it */
+static u32 event_hash(const struct mpa_dec *rx, const struct placed *pl,
+		      int ret)
+{
+	const u8 *u = pl ? pl->buf : rx->buf;
+
+	if (ret == MPA_DEC_ERROR)
+		return rx->err;
+	return fnv(u, rx->ulpdu_len) ^ rx->ulpdu_len;
+}
+
+static void dec_setup(struct mpa_dec *rx, u8 *buf, struct placed *pl,
+		      const u8 *data)
+{
+	mpa_dec_init(rx, buf, data[0] & 1, data[0] & 2);
+	if (data[0] & 4)
+		rx->pos = get_unaligned_be32(data + 1) & ~3U;
+	if (pl) {
+		rx->place = place_rec;
+		rx->place_ctx = pl;
+	}
+}
+
+/*
+ * The reference: the same stream fed one octet at a time, which takes
+ * every FPDU octet run by octet run. Stops at the first error.
+ */
+static void fuzz_reference(const u8 *data, u32 size, struct dec_log *log,
+			   bool placing)
+{
+	struct placed pl = {};
+	struct mpa_dec rx;
+	u32 off, used;
+	u8 *buf;
+	int ret;
+
+	buf = malloc(MPA_DEC_BUF_LEN);
+	pl.buf = calloc(1, MPA_MAX_ULPDU + 1);
+	dec_setup(&rx, buf, placing ? &pl : NULL, data);
+	for (off = 9; off < size && log->n < log->max; ) {
+		ret = mpa_dec_feed(&rx, data + off, 1, &used);
+		CHECK(used <= 1);
+		off += used;
+		if (ret == MPA_DEC_MORE)
+			continue;
+		CHECK(ret == MPA_DEC_ULPDU || ret == MPA_DEC_ERROR);
+		log->pos[log->n] = rx.pos;
+		log->hash[log->n++] = event_hash(&rx, placing ? &pl : NULL, ret);
+		if (ret == MPA_DEC_ERROR)
+			break;
+	}
+	free(pl.buf);
+	free(buf);
+}
+
+/*
+ * A received stream in pseudo-random chunks: the invariants of
+ * check_feed(), errors sticky, and the same events at the same stream
+ * positions (ULPDU contents, error codes) as when it is fed one octet at
+ * a time, with or without a placing consumer (data[0] bit 3).
+ */
 static void fuzz_raw(const u8 *data, u32 size)
 {
+	struct dec_log log = { .max = 4096 };
+	struct placed pl = {};
+	bool placing;
 	struct mpa_dec rx;
+	u32 off = 9, used, ev = 0;
 	u64 seed;
-	u32 off = 0, used;
 	u8 *buf;
 	int ret;
 
 	if (size < 9)
 		return;
+	placing = data[0] & 8;
+	log.pos = malloc(log.max * sizeof(*log.pos));
+	log.hash = malloc(log.max * sizeof(*log.hash));
+	fuzz_reference(data, size, &log, placing);
 	buf = malloc(MPA_DEC_BUF_LEN);
-	mpa_dec_init(&rx, buf, data[0] & 1, data[0] & 2);
-	if (data[0] & 4)
-		rx.pos = get_unaligned_be32(data + 1) & ~3U;
+	pl.buf = calloc(1, MPA_MAX_ULPDU + 1);
+	dec_setup(&rx, buf, placing ? &pl : NULL, data);
 	seed = get_unaligned_be32(data + 5);
-	data += 9;
-	size -= 9;
-	while (off < size) {
+	while (off < size && ev < log.max) {
 		u32 n = chunk_len(&seed, size - off);
 		u32 coff = 0;
 
-		while (coff < n) {
+		while (coff < n && ev < log.max) {
 			check_feed(&rx, data + off + coff, n - coff, &used,
 				   &ret);
 			coff += used;
+			if (ret == MPA_DEC_MORE)
+				continue;
+			CHECK(ev < log.n);
+			CHECK(rx.pos == log.pos[ev]);
+			CHECK(event_hash(&rx, placing ? &pl : NULL, ret) == log.hash[ev]);
+			ev++;
 			if (ret == MPA_DEC_ERROR) {
 				check_feed(&rx, data, size, &used, &ret);
 				CHECK(ret == MPA_DEC_ERROR && used == 0);
@@ -106,8 +211,12 @@ static void fuzz_raw(const u8 *data, u32 size)
 		}
 		off += n;
 	}
+	CHECK(ev == log.n);
 out:
+	free(pl.buf);
 	free(buf);
+	free(log.hash);
+	free(log.pos);
 }
 
 struct src {
