@@ -359,6 +359,22 @@ u32 mpa_fpdu_seal(u8 *out, u32 ulpdu_len, bool crc)
 }
 
 /**
+ * mpa_fpdu_crc_good() - check the CRC of an FPDU without markers
+ * @fpdu: the FPDU in one piece, from its ULPDU_Length field to its CRC
+ * @ulpdu_len: its ULPDU_Length
+ *
+ * The receiving side of mpa_fpdu_seal().
+ *
+ * Return: true when the CRC field holds the CRC32c of the octets before it.
+ */
+bool mpa_fpdu_crc_good(const u8 *fpdu, u32 ulpdu_len)
+{
+	u32 crc_off = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len);
+
+	return get_unaligned_le32(fpdu + crc_off) == ~crc32c(~0U, fpdu, crc_off);
+}
+
+/**
  * mpa_fpdu_encode() - build the wire image of one FPDU
  * @out: destination
  * @size: room in @out
@@ -556,21 +572,20 @@ void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len)
  */
 static u32 mpa_dec_whole(struct mpa_dec *rx, const u8 *p, u32 len)
 {
-	u32 ulen, plain, wire;
+	u32 ulen, wire;
 
 	if (len < MPA_HDR_LEN)
 		return 0;
 	ulen = get_unaligned_be16(p);
-	plain = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
-	wire = plain + MPA_CRC_LEN;
-	if (len < wire || (!rx->place && rx->buf_len < plain - MPA_HDR_LEN))
+	wire = mpa_fpdu_wire_len(0, ulen, false);
+	if (len < wire || (!rx->place && rx->buf_len < wire - MPA_HDR_LEN - MPA_CRC_LEN))
 		return 0;
 	rx->fpdu_start = rx->pos;
 	rx->ulpdu_len = ulen;
-	rx->have = plain - MPA_HDR_LEN;
+	rx->have = mpa_dec_need(rx);
 	rx->pos += wire;
 	rx->placing = !!rx->place;
-	if (rx->crc && get_unaligned_le32(p + plain) != ~crc32c(~0U, p, plain)) {
+	if (rx->crc && !mpa_fpdu_crc_good(p, ulen)) {
 		/* as the octet-run decoder leaves a bad FPDU */
 		rx->in_fpdu = true;
 		rx->state = MPA_DECS_CRC;
@@ -620,7 +635,7 @@ int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed)
 		u32 need, i;
 		u32 whole;
 
-		if (!rx->markers && mpa_dec_between(rx) && !rx->in_fpdu) {
+		if (!rx->markers && mpa_dec_idle(rx)) {
 			whole = mpa_dec_whole(rx, p, n);
 			if (whole) {
 				*consumed = off + whole;

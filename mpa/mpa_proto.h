@@ -102,6 +102,7 @@ u32 mpa_fpdu_wire_len(u32 pos, u32 ulpdu_len, bool markers);
 typedef int (*mpa_copy_fn)(void *ctx, void *dst, u32 len);
 
 u32 mpa_fpdu_seal(u8 *out, u32 ulpdu_len, bool crc);
+bool mpa_fpdu_crc_good(const u8 *fpdu, u32 ulpdu_len);
 int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 		    u32 ulpdu_len, mpa_copy_fn copy, void *ctx);
 

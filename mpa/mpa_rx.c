@@ -517,12 +517,11 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
 	    mpa_rx_queued(c, at, &q) != MPA_RXQ_WHOLE || q.ulen > len)
 		return -EAGAIN;
-	plain = q.wire - MPA_CRC_LEN;
-	p = mpa_skb_ptr(q.skb, q.off, q.wire);
-	if (c->rx.crc && p) {
-		if (get_unaligned_le32(p + plain) != ~crc32c(~0U, p, plain))
-			return -EAGAIN;
-	} else if (c->rx.crc) {
+	p = c->rx.crc ? mpa_skb_ptr(q.skb, q.off, q.wire) : NULL;
+	if (p && !mpa_fpdu_crc_good(p, q.ulen))
+		return -EAGAIN;
+	if (c->rx.crc && !p) {
+		plain = q.wire - MPA_CRC_LEN;
 		mpa_rx_walk(sk, q.skb, q.off, plain, mpa_rx_walk_crc, &crc);
 		mpa_rx_walk(sk, q.skb, q.off + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
 		if (le32_to_cpu(field) != ~crc)

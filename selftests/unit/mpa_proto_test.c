@@ -676,6 +676,12 @@ TEST(seal_matches_encode)
 			ASSERT_EQ(0, memcmp(a, b, wb));
 			/* nothing written past the FPDU */
 			ASSERT_EQ(0x5a, b[wb]);
+			if (!crc)
+				continue;
+			/* the receiving side agrees, and sees a flipped bit */
+			ASSERT_TRUE(mpa_fpdu_crc_good(b, len));
+			b[len % (wb - MPA_CRC_LEN)] ^= 0x20;
+			ASSERT_FALSE(mpa_fpdu_crc_good(b, len));
 		}
 	}
 	/* RFC 5044 figure 5 without its marker */
@@ -797,6 +803,17 @@ TEST(feed_empty)
 	ASSERT_EQ(0, rx.pos);
 }
 
+/* two decoders stand at the same place after the same FPDUs */
+static void dec_same(struct __test_metadata *_metadata,
+		     const struct mpa_dec *a, const struct mpa_dec *b)
+{
+	ASSERT_EQ(a->pos, b->pos);
+	ASSERT_EQ(a->fpdu_start, b->fpdu_start);
+	ASSERT_EQ(a->ulpdu_len, b->ulpdu_len);
+	ASSERT_EQ(a->have, b->have);
+	ASSERT_EQ(a->ulpdus, b->ulpdus);
+}
+
 /*
  * mpa_dec_skip() leaves the decoder as feeding the FPDU would: same
  * position, counters and ULPDU length, and the next FPDU decodes alike.
@@ -818,11 +835,7 @@ TEST(skip_equals_feed)
 		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w, w1, &used));
 		ASSERT_EQ(w1, used);
 		mpa_dec_skip(&b, len);
-		ASSERT_EQ(a.pos, b.pos);
-		ASSERT_EQ(a.fpdu_start, b.fpdu_start);
-		ASSERT_EQ(a.ulpdu_len, b.ulpdu_len);
-		ASSERT_EQ(a.have, b.have);
-		ASSERT_EQ(a.ulpdus, b.ulpdus);
+		dec_same(_metadata, &a, &b);
 		ASSERT_TRUE(mpa_dec_idle(&b));
 		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&a, w + w1, w2, &used));
 		ASSERT_EQ(MPA_DEC_ULPDU, mpa_dec_feed(&b, w + w1, w2, &used));
@@ -889,11 +902,7 @@ TEST(whole_fpdu_one_pass)
 			ASSERT_EQ(1, used);
 			ASSERT_EQ(n + 1 < off[i + 1] ? MPA_DEC_MORE : MPA_DEC_ULPDU, ret);
 		}
-		ASSERT_EQ(b.pos, a.pos);
-		ASSERT_EQ(b.fpdu_start, a.fpdu_start);
-		ASSERT_EQ(b.ulpdu_len, a.ulpdu_len);
-		ASSERT_EQ(b.have, a.have);
-		ASSERT_EQ(b.ulpdus, a.ulpdus);
+		dec_same(_metadata, &b, &a);
 		ASSERT_TRUE(mpa_dec_idle(&a));
 	}
 
