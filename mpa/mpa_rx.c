@@ -199,39 +199,30 @@ static void mpa_rx_fin(struct mpa_conn *c)
 enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
 
 /*
- * The @len octets at @off in @skb where they lie in one piece (the linear
- * part or one page fragment), or NULL when they do not.
+ * The octet at @off in @skb in the piece of @skb that holds it (the
+ * linear part or one page fragment), and in *@n the octets of that piece
+ * from there on; NULL when @skb ends before it or the page is not mapped.
  */
-static inline const u8 *mpa_skb_ptr(const struct sk_buff *skb, u32 off, u32 len)
+static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	u32 start = skb_headlen(skb), end;
 	const u8 *p;
 	int i;
 
-	if (off + len <= start)
+	if (off < start) {
+		*n = start - off;
 		return skb->data + off;
-	for (i = 0; i < si->nr_frags && off >= start; i++, start = end) {
+	}
+	for (i = 0; i < si->nr_frags; i++, start = end) {
 		end = start + skb_frag_size(&si->frags[i]);
 		if (off >= end)
 			continue;
-		if (off + len > end)
-			return NULL;
 		p = skb_frag_address_safe(&si->frags[i]);
+		*n = end - off;
 		return p ? p + off - start : NULL;
 	}
 	return NULL;
-}
-
-/* the 16 bits at @off in @skb, or -1 when @skb ends before them */
-static int mpa_skb_be16(const struct sk_buff *skb, u32 off)
-{
-	const u8 *p = mpa_skb_ptr(skb, off, sizeof(__be16));
-	__be16 v;
-
-	if (p)
-		return get_unaligned_be16(p);
-	return skb_copy_bits(skb, off, &v, sizeof(v)) ? -1 : be16_to_cpu(v);
 }
 
 /*
@@ -260,31 +251,37 @@ struct mpa_rxq {
 	u32		off;	/* that octet's offset in @skb */
 	u32		ulen;	/* its ULPDU length */
 	u32		wire;	/* its length on the wire */
+	const u8	*fpdu;	/* the FPDU if whole in one piece of @skb */
 };
 
 /*
  * What waits in TCP's receive queue (markers off) @at octets after its
  * first unread one: nothing, a whole FPDU first, or the start of one;
- * *@q says where the FPDU lies. The walk stops after that FPDU. Socket
- * lock held, or in its data-ready callback.
+ * *@q says where the FPDU lies. Its skb's pieces are looked through
+ * once; the walk stops after that FPDU. Socket lock held, or in its
+ * data-ready callback.
  */
 static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 {
 	struct sock *sk = c->sk;
 	struct sk_buff *skb;
-	u32 have;
-	int hdr;
+	const u8 *p;
+	__be16 hdr;
+	u32 have, n;
 
 	skb = mpa_rxq_skb(sk, at, &q->off);
 	if (!skb)
 		return MPA_RXQ_EMPTY;
-	/* a header split between two skbs takes the buffered path */
-	hdr = mpa_skb_be16(skb, q->off);
-	if (hdr < 0)
-		return MPA_RXQ_PART;
+	p = mpa_skb_piece(skb, q->off, &n);
+	if (p && n >= sizeof(hdr))
+		q->ulen = get_unaligned_be16(p);
+	else if (!skb_copy_bits(skb, q->off, &hdr, sizeof(hdr)))
+		q->ulen = be16_to_cpu(hdr);
+	else
+		return MPA_RXQ_PART;	/* a header split between two skbs */
 	q->skb = skb;
-	q->ulen = hdr;
-	q->wire = MPA_HDR_LEN + hdr + mpa_pad_len(hdr) + MPA_CRC_LEN;
+	q->wire = mpa_fpdu_wire_len(0, q->ulen, false);
+	q->fpdu = p && n >= q->wire ? p : NULL;
 	have = 0;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
@@ -495,11 +492,11 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
  * copy the ULPDU from the socket buffers straight into @msg and account
  * for it in the decoder (mpa_dec_skip()); mpa_rx_consume() then takes
  * the FPDUs so read from TCP. One copy less per octet than through
- * rx.buf; the decoder's state and counters stay as they are. The CRC of
- * an FPDU in one piece of one skb is checked where it lies, of one that
- * spans pieces by walking them. A bad FPDU takes the buffered path,
- * which reports it, so that a caller never gets the octets of a ULPDU
- * that failed (RFC 5044 section 8). Return the ULPDU length (*@wire its
+ * rx.buf; the decoder's state and counters stay as they are. An FPDU
+ * in one piece of one skb has its CRC checked and its ULPDU copied where
+ * mpa_rx_queued() found it; one that spans pieces is walked. A bad FPDU
+ * takes the buffered path, which reports it, so that a caller never gets
+ * the octets of a ULPDU that failed (RFC 5044 section 8). Return the ULPDU length (*@wire its
  * FPDU's); -EAGAIN when it cannot go this way (@msg untouched); -EFAULT.
  */
 static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
@@ -508,7 +505,6 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	struct sock *sk = c->sk;
 	u32 crc = ~0U, plain;
 	struct mpa_rxq q;
-	const u8 *p;
 	__le32 field;
 	u8 *to = (u8 *)&field;
 	size_t room;
@@ -517,22 +513,24 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
 	    mpa_rx_queued(c, at, &q) != MPA_RXQ_WHOLE || q.ulen > len)
 		return -EAGAIN;
-	p = c->rx.crc ? mpa_skb_ptr(q.skb, q.off, q.wire) : NULL;
-	if (p && !mpa_fpdu_crc_good(p, q.ulen))
-		return -EAGAIN;
-	if (c->rx.crc && !p) {
-		plain = q.wire - MPA_CRC_LEN;
-		mpa_rx_walk(sk, q.skb, q.off, plain, mpa_rx_walk_crc, &crc);
-		mpa_rx_walk(sk, q.skb, q.off + plain, MPA_CRC_LEN, mpa_rx_walk_bits, &to);
-		if (le32_to_cpu(field) != ~crc)
-			return -EAGAIN;
-	}
 	room = msg_data_left(msg);
-	if (q.off + q.wire <= q.skb->len)
-		ret = skb_copy_datagram_msg(q.skb, q.off + MPA_HDR_LEN, msg, q.ulen);
-	else
+	if (q.fpdu) {
+		if (c->rx.crc && !mpa_fpdu_crc_good(q.fpdu, q.ulen))
+			return -EAGAIN;
+		ret = copy_to_iter(q.fpdu + MPA_HDR_LEN, q.ulen,
+				   &msg->msg_iter) == q.ulen ? 0 : -EFAULT;
+	} else {
+		if (c->rx.crc) {
+			plain = q.wire - MPA_CRC_LEN;
+			mpa_rx_walk(sk, q.skb, q.off, plain, mpa_rx_walk_crc, &crc);
+			mpa_rx_walk(sk, q.skb, q.off + plain, MPA_CRC_LEN,
+				    mpa_rx_walk_bits, &to);
+			if (le32_to_cpu(field) != ~crc)
+				return -EAGAIN;
+		}
 		ret = mpa_rx_walk(sk, q.skb, q.off + MPA_HDR_LEN, q.ulen,
 				  mpa_rx_walk_msg, msg);
+	}
 	if (ret) {
 		iov_iter_revert(&msg->msg_iter, room - msg_data_left(msg));
 		return -EFAULT;
