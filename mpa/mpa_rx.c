@@ -252,6 +252,7 @@ struct mpa_rxq {
 	u32		ulen;	/* its ULPDU length */
 	u32		wire;	/* its length on the wire */
 	const u8	*fpdu;	/* the FPDU if whole in one piece of @skb */
+	u32		n;	/* octets of that piece from @fpdu on */
 };
 
 /*
@@ -282,6 +283,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	q->skb = skb;
 	q->wire = mpa_fpdu_wire_len(0, q->ulen, false);
 	q->fpdu = p && n >= q->wire ? p : NULL;
+	q->n = n;
 	have = 0;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
@@ -291,6 +293,25 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 			return MPA_RXQ_WHOLE;
 	}
 	return MPA_RXQ_PART;
+}
+
+/*
+ * The FPDU that follows @prev, if it lies whole in the same piece: *@q
+ * says where, and no skb is looked through. Only with the socket lock
+ * held since @prev was found: the piece stays TCP's while it holds
+ * unread octets, even after the FPDUs up to @prev were consumed.
+ */
+static bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
+{
+	if (!prev || !prev->fpdu || prev->n < prev->wire + MPA_HDR_LEN)
+		return false;
+	q->skb = prev->skb;
+	q->off = prev->off + prev->wire;
+	q->fpdu = prev->fpdu + prev->wire;
+	q->n = prev->n - prev->wire;
+	q->ulen = get_unaligned_be16(q->fpdu);
+	q->wire = mpa_fpdu_wire_len(0, q->ulen, false);
+	return q->n >= q->wire;
 }
 
 /* Parse what TCP holds. Socket lock (or bh lock, not owned) held. */
@@ -395,9 +416,10 @@ static bool mpa_readable_or_deferred(const struct mpa_conn *c)
  * next ULPDU straight into its caller's buffer (mpa_rx_direct()) and
  * data-ready only wakes readers. The start of an FPDU is always parsed
  * into rx.buf at once, so that TCP holding data still means a whole
- * ULPDU to poll().
+ * ULPDU to poll(). @last, if not NULL, is the FPDU mpa_rx_take() took
+ * last in this hold of the socket lock (see mpa_rxq_follow()).
  */
-static void mpa_rx_next(struct mpa_conn *c)
+static void mpa_rx_next(struct mpa_conn *c, const struct mpa_rxq *last)
 {
 	struct mpa_rxq fpdu;
 	int q;
@@ -405,7 +427,8 @@ static void mpa_rx_next(struct mpa_conn *c)
 	c->rx_ready = false;
 	c->rx_stop = false;
 	if (!c->rx.markers && !c->consumer && c->state == MPA_S_FULL) {
-		q = mpa_rx_queued(c, 0, &fpdu);
+		q = mpa_rxq_follow(last, &fpdu) ? MPA_RXQ_WHOLE :
+		    mpa_rx_queued(c, 0, &fpdu);
 		/* a FIN after the last FPDU is noted at once, as before */
 		if (q == MPA_RXQ_WHOLE ||
 		    (q == MPA_RXQ_EMPTY && !(c->sk->sk_shutdown & RCV_SHUTDOWN))) {
@@ -492,58 +515,65 @@ static int mpa_rx_walk_msg(struct sk_buff *skb, u32 off, u32 n, void *arg)
  * copy the ULPDU from the socket buffers straight into @msg and account
  * for it in the decoder (mpa_dec_skip()); mpa_rx_consume() then takes
  * the FPDUs so read from TCP. One copy less per octet than through
- * rx.buf; the decoder's state and counters stay as they are. An FPDU
- * in one piece of one skb has its CRC checked and its ULPDU copied where
- * mpa_rx_queued() found it; one that spans pieces is walked. A bad FPDU
- * takes the buffered path, which reports it, so that a caller never gets
- * the octets of a ULPDU that failed (RFC 5044 section 8). Return the ULPDU length (*@wire its
- * FPDU's); -EAGAIN when it cannot go this way (@msg untouched); -EFAULT.
+ * rx.buf; the decoder's state and counters stay as they are. @prev, if
+ * not NULL, is the FPDU taken just before in this hold of the socket
+ * lock, so the one after it may be found without a look through the skb
+ * (mpa_rxq_follow()). An FPDU in one piece of one skb has its CRC checked
+ * and its ULPDU copied where it lies; one that spans pieces is walked. A
+ * bad FPDU takes the buffered path, which reports it, so that a caller
+ * never gets the octets of a ULPDU that failed (RFC 5044 section 8).
+ * Return the ULPDU length (*@q says where its FPDU was); -EAGAIN when it
+ * cannot go this way (@msg untouched); -EFAULT.
  */
 static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
-		       u32 at, u32 *wire)
+		       u32 at, const struct mpa_rxq *prev, struct mpa_rxq *q)
 {
 	struct sock *sk = c->sk;
 	u32 crc = ~0U, plain;
-	struct mpa_rxq q;
 	__le32 field;
 	u8 *to = (u8 *)&field;
 	size_t room;
 	int ret;
 
-	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx) ||
-	    mpa_rx_queued(c, at, &q) != MPA_RXQ_WHOLE || q.ulen > len)
+	if (c->rx_ready || c->rx_stop || c->err || !mpa_dec_idle(&c->rx))
+		return -EAGAIN;
+	if (!mpa_rxq_follow(prev, q) && mpa_rx_queued(c, at, q) != MPA_RXQ_WHOLE)
+		return -EAGAIN;
+	if (q->ulen > len)
 		return -EAGAIN;
 	room = msg_data_left(msg);
-	if (q.fpdu) {
-		if (c->rx.crc && !mpa_fpdu_crc_good(q.fpdu, q.ulen))
+	if (q->fpdu) {
+		if (c->rx.crc && !mpa_fpdu_crc_good(q->fpdu, q->ulen))
 			return -EAGAIN;
-		ret = copy_to_iter(q.fpdu + MPA_HDR_LEN, q.ulen,
-				   &msg->msg_iter) == q.ulen ? 0 : -EFAULT;
+		ret = copy_to_iter(q->fpdu + MPA_HDR_LEN, q->ulen,
+				   &msg->msg_iter) == q->ulen ? 0 : -EFAULT;
 	} else {
 		if (c->rx.crc) {
-			plain = q.wire - MPA_CRC_LEN;
-			mpa_rx_walk(sk, q.skb, q.off, plain, mpa_rx_walk_crc, &crc);
-			mpa_rx_walk(sk, q.skb, q.off + plain, MPA_CRC_LEN,
+			plain = q->wire - MPA_CRC_LEN;
+			mpa_rx_walk(sk, q->skb, q->off, plain, mpa_rx_walk_crc, &crc);
+			mpa_rx_walk(sk, q->skb, q->off + plain, MPA_CRC_LEN,
 				    mpa_rx_walk_bits, &to);
 			if (le32_to_cpu(field) != ~crc)
 				return -EAGAIN;
 		}
-		ret = mpa_rx_walk(sk, q.skb, q.off + MPA_HDR_LEN, q.ulen,
+		ret = mpa_rx_walk(sk, q->skb, q->off + MPA_HDR_LEN, q->ulen,
 				  mpa_rx_walk_msg, msg);
 	}
 	if (ret) {
 		iov_iter_revert(&msg->msg_iter, room - msg_data_left(msg));
 		return -EFAULT;
 	}
-	mpa_dec_skip(&c->rx, q.ulen);
+	mpa_dec_skip(&c->rx, q->ulen);
 	mpa_rx_count(c);
 	mpa_mib_inc(c, MPA_MIB_RX_DIRECT);
-	*wire = q.wire;
-	return q.ulen;
+	return q->ulen;
 }
 
-/* consume the @n octets of FPDUs that mpa_rx_take() read, then go on */
-static int mpa_rx_consume(struct mpa_conn *c, u32 n)
+/*
+ * consume the @n octets of FPDUs that mpa_rx_take() read, the last one
+ * @last, then go on
+ */
+static int mpa_rx_consume(struct mpa_conn *c, u32 n, const struct mpa_rxq *last)
 {
 	read_descriptor_t desc = { .count = n };
 
@@ -552,20 +582,20 @@ static int mpa_rx_consume(struct mpa_conn *c, u32 n)
 		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
 		return -EIO;
 	}
-	mpa_rx_next(c);
+	mpa_rx_next(c, last);
 	return 0;
 }
 
 /* the next ULPDU straight from TCP (mpa_rx_take()), consumed at once */
 static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 {
-	u32 wire;
+	struct mpa_rxq q;
 	int ret;
 
-	ret = mpa_rx_take(c, msg, len, 0, &wire);
+	ret = mpa_rx_take(c, msg, len, 0, NULL, &q);
 	if (ret < 0)
 		return ret;
-	if (mpa_rx_consume(c, wire))
+	if (mpa_rx_consume(c, q.wire, &q))
 		return -EIO;
 	msg->msg_flags |= MSG_EOR;
 	return ret;
@@ -574,23 +604,27 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 /*
  * MPA_RECV_LENS: the next ULPDU, if it is ready without waiting and fits
  * whole in @room octets: copied to @msg. From TCP (@rx_defer), it is
- * taken *@taken octets after the first unread one and *@taken grows by
- * its FPDU, which the caller consumes with the others; from rx.buf, it
+ * taken *@taken octets after the first unread one, right after *@last
+ * if *@taken is not 0, and *@taken grows by its FPDU, which becomes
+ * *@last and which the caller consumes with the others; from rx.buf, it
  * is consumed here (nothing is taken from TCP then). Return its length,
  * or -EAGAIN (nothing copied), or -EFAULT.
  */
 static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room,
-			 u32 *taken)
+			 u32 *taken, struct mpa_rxq *last)
 {
-	u32 ulen, wire;
+	struct mpa_rxq q;
+	u32 ulen;
 	int ret;
 
 	if (c->err || c->peer_fin)
 		return -EAGAIN;
 	if (c->rx_defer) {
-		ret = mpa_rx_take(c, msg, room, *taken, &wire);
-		if (ret >= 0)
-			*taken += wire;
+		ret = mpa_rx_take(c, msg, room, *taken, *taken ? last : NULL, &q);
+		if (ret >= 0) {
+			*taken += q.wire;
+			*last = q;
+		}
 		return ret;
 	}
 	if (!c->rx_ready || c->rx.ulpdu_len > room)
@@ -598,7 +632,7 @@ static int mpa_recv_more(struct mpa_conn *c, struct msghdr *msg, size_t room,
 	ulen = c->rx.ulpdu_len;
 	if (memcpy_to_msg(msg, c->rx.buf, ulen))
 		return -EFAULT;
-	mpa_rx_next(c);
+	mpa_rx_next(c, NULL);
 	mpa_rx_trim(c);
 	return ulen;
 }
@@ -615,6 +649,7 @@ static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
 			 int flags, int ret, u32 ulen)
 {
 	u32 lens[MPA_RECV_LENS_MAX], n = 1, max = 0, taken = 0;
+	struct mpa_rxq last;
 	size_t total = ret;
 	int more;
 
@@ -624,7 +659,7 @@ static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
 	lens[0] = ulen;
 	if (!(flags & (MSG_PEEK | MSG_TRUNC)) && !(msg->msg_flags & MSG_TRUNC)) {
 		while (n < max) {
-			more = mpa_recv_more(c, msg, len - total, &taken);
+			more = mpa_recv_more(c, msg, len - total, &taken, &last);
 			if (more < 0)
 				break;
 			lens[n++] = more;
@@ -632,7 +667,7 @@ static int mpa_recv_lens(struct mpa_conn *c, struct msghdr *msg, size_t len,
 		}
 		/* the FPDUs read from TCP go in one call */
 		if (taken)
-			mpa_rx_consume(c, taken);
+			mpa_rx_consume(c, taken, &last);
 	}
 	put_cmsg(msg, SOL_MPA, MPA_CMSG_LENS, n * sizeof(u32), lens);
 	return total;
@@ -699,7 +734,7 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		msg->msg_flags |= MSG_TRUNC;
 	ret = (flags & MSG_TRUNC) ? ulen : n;
 	if (!(flags & MSG_PEEK)) {
-		mpa_rx_next(c);
+		mpa_rx_next(c, NULL);
 		mpa_rx_trim(c);
 	}
 	delivered = true;
