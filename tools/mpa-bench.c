@@ -347,28 +347,45 @@ static int send_msg(int fd, const char *buf, size_t size, int mpa, int eor)
 	return 0;
 }
 
+/* the message headers of sendmmsg() or recvmmsg(), set up once per run */
+struct mmsg_batch {
+	struct mmsghdr	v[MAX_BATCH];
+	struct iovec	iov[MAX_BATCH];
+};
+
+/* headers for @n messages of @size octets in @buf, one after the other */
+static struct mmsg_batch *mmsg_batch_new(char *buf, size_t size, unsigned int n)
+{
+	struct mmsg_batch *b = calloc(1, sizeof(*b));
+	unsigned int i;
+
+	if (!b) {
+		set_err("out of memory");
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		b->iov[i].iov_base = buf + i * size;
+		b->iov[i].iov_len = size;
+		b->v[i].msg_hdr.msg_iov = &b->iov[i];
+		b->v[i].msg_hdr.msg_iovlen = 1;
+	}
+	return b;
+}
+
 /*
- * @n messages of @size octets each from @buf (one after the other) in
- * sendmmsg() calls. On an MPA socket every message but a batch's last
+ * @n messages of @size octets each from @buf (one after the other, @b
+ * their headers) in sendmmsg() calls. On an MPA socket every message but a batch's last
  * carries MSG_BATCH, which MPA takes as MSG_MORE: FPDU trains and packed
  * small FPDUs, as one DDP message gets. A TCP message sent in part (a
  * signal, the send timeout) is completed with send().
  */
-static int send_batch(int fd, const char *buf, size_t size, unsigned int n,
-		      int mpa)
+static int send_batch(int fd, struct mmsg_batch *b, const char *buf, size_t size,
+		      unsigned int n, int mpa)
 {
-	struct mmsghdr v[MAX_BATCH];
-	struct iovec iov[MAX_BATCH];
+	struct mmsghdr *v = b->v;
 	unsigned int i, done = 0;
 	int r;
 
-	memset(v, 0, n * sizeof(v[0]));
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = (char *)buf + i * size;
-		iov[i].iov_len = size;
-		v[i].msg_hdr.msg_iov = &iov[i];
-		v[i].msg_hdr.msg_iovlen = 1;
-	}
 	while (done < n) {
 		r = sendmmsg(fd, v + done, n - done, MSG_NOSIGNAL);
 		if (r < 0 && errno == EINTR)
@@ -483,24 +500,17 @@ static ssize_t recv_msg(int fd, char *buf, size_t size, int mpa, int exact)
 /*
  * MPA, --batch N: up to @n ULPDUs of @size octets per recvmmsg() call
  * (MSG_WAITFORONE: it waits for the first only), each one checked as
- * recv_msg() checks it, into @buf one after the other. Return the
- * messages received (*@eof set when the stream ended after them), -1 on
- * error.
+ * recv_msg() checks it, into the buffers of @b one after the other.
+ * Return the messages received (*@eof set when the stream ended after
+ * them), -1 on error.
  */
-static int recv_batch(int fd, char *buf, size_t size, unsigned int n, int *eof)
+static int recv_batch(int fd, struct mmsg_batch *b, size_t size, unsigned int n,
+		      int *eof)
 {
-	struct mmsghdr v[MAX_BATCH];
-	struct iovec iov[MAX_BATCH];
+	struct mmsghdr *v = b->v;
 	unsigned int i;
 	int r;
 
-	memset(v, 0, n * sizeof(v[0]));
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = buf + i * size;
-		iov[i].iov_len = size;
-		v[i].msg_hdr.msg_iov = &iov[i];
-		v[i].msg_hdr.msg_iovlen = 1;
-	}
 	do {
 		r = recvmmsg(fd, v, n, MSG_WAITFORONE, NULL);
 	} while (r < 0 && errno == EINTR);
@@ -588,6 +598,7 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	struct iw_cpu_mark c0, c1;
 	double t0 = 0;
 	int seen = 0, phase;
+	struct mmsg_batch *b = NULL;
 	char *buf;
 	ssize_t n;
 
@@ -599,8 +610,12 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	if (mpa && recv_lens && nb > 1 &&
 	    setsockopt(fd, SOL_MPA, MPA_RECV_LENS, &(__u32){ 1 }, sizeof(__u32))) {
 		set_err("MPA_RECV_LENS: %s", strerror(errno));
-		free(buf);
-		return -1;
+		goto fail;
+	}
+	if (nb > 1 && !recv_lens) {
+		b = mmsg_batch_new(buf, size, nb);
+		if (!b)
+			goto fail;
 	}
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
@@ -631,7 +646,7 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 			n = recv_lens_batch(fd, buf, size, nb, &eof);
 			got = n > 0 ? n : 0;
 		} else if (nb > 1) {
-			n = recv_batch(fd, buf, size, nb, &eof);
+			n = recv_batch(fd, b, size, nb, &eof);
 			got = n > 0 ? n : 0;
 		} else {
 			n = recv_msg(fd, buf, size, mpa, 0);
@@ -661,11 +676,13 @@ static int receiver(int fd, size_t size, int mpa, double warm, double secs)
 	}
 	sh->rx_bytes = total;
 	sh->rx_msgs = msgs;
+	free(b);
 	free(buf);
 	if (mpa && get_stats(fd, &sh->rx_stats))
 		return -1;
 	return 0;
 fail:
+	free(b);
 	free(buf);
 	return -1;
 }
@@ -691,11 +708,11 @@ static void tx_cpu_track(void)
 
 static int sender(int fd, size_t size, const struct cfg *c)
 {
+	unsigned int i, n = c->eor ? 1 : batch;
+	struct mmsg_batch *b = NULL;
 	int mpa = c->mpa;
 	__u64 seq = 0;
 	char *buf;
-
-	unsigned int i, n = c->eor ? 1 : batch;
 
 	if (n > 1 && size * n > MAX_BATCH_BYTES)
 		n = MAX_BATCH_BYTES / size ? MAX_BATCH_BYTES / size : 1;
@@ -706,6 +723,11 @@ static int sender(int fd, size_t size, const struct cfg *c)
 		return -1;
 	}
 	memset(buf, 0x5a, size * n);
+	if (n > 1 && !(mpa && one_call)) {
+		b = mmsg_batch_new(buf, size, n);
+		if (!b)
+			goto fail;
+	}
 	/* the first message alone: its send waits for the startup */
 	if (mpa) {
 		if (size >= sizeof(seq))
@@ -719,7 +741,7 @@ static int sender(int fd, size_t size, const struct cfg *c)
 		for (i = 0; size >= sizeof(seq) && i < n; i++)
 			memcpy(buf + i * size, &(__u64){ seq + i }, sizeof(seq));
 		if (n > 1 && mpa && one_call ? send_lens(fd, buf, size, n) :
-		    n > 1 ? send_batch(fd, buf, size, n, mpa) :
+		    n > 1 ? send_batch(fd, b, buf, size, n, mpa) :
 			    send_msg(fd, buf, size, mpa, c->eor))
 			goto fail;
 		seq += n;
@@ -727,9 +749,11 @@ static int sender(int fd, size_t size, const struct cfg *c)
 	tx_cpu_track();
 	sh->tx_bytes = seq * size;
 	sh->tx_msgs = seq;
+	free(b);
 	free(buf);
 	return 0;
 fail:
+	free(b);
 	free(buf);
 	return -1;
 }
