@@ -262,8 +262,7 @@ u32 mpa_mulpdu(u32 emss, bool markers)
  */
 u32 mpa_fpdu_wire_len(u32 pos, u32 ulpdu_len, bool markers)
 {
-	u32 plain = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len) +
-		    MPA_CRC_LEN;
+	u32 plain = mpa_fpdu_plain_len(ulpdu_len);
 	u32 gap, n;
 
 	if (!markers)
@@ -577,7 +576,7 @@ static u32 mpa_dec_whole(struct mpa_dec *rx, const u8 *p, u32 len)
 	if (len < MPA_HDR_LEN)
 		return 0;
 	ulen = get_unaligned_be16(p);
-	wire = mpa_fpdu_wire_len(0, ulen, false);
+	wire = mpa_fpdu_plain_len(ulen);
 	if (len < wire || (!rx->place && rx->buf_len < wire - MPA_HDR_LEN - MPA_CRC_LEN))
 		return 0;
 	rx->fpdu_start = rx->pos;

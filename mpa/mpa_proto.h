@@ -89,6 +89,12 @@ static inline u32 mpa_pad_len(u32 ulpdu_len)
 	return (4 - ((MPA_HDR_LEN + ulpdu_len) & 3)) & 3;
 }
 
+/* on-wire size of an FPDU without markers: header, ULPDU, pad and CRC */
+static inline u32 mpa_fpdu_plain_len(u32 ulpdu_len)
+{
+	return MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len) + MPA_CRC_LEN;
+}
+
 u32 mpa_fpdu_wire_len(u32 pos, u32 ulpdu_len, bool markers);
 
 /**

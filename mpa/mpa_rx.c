@@ -266,9 +266,9 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 {
 	struct sock *sk = c->sk;
 	struct sk_buff *skb;
+	u32 have, n = 0;
 	const u8 *p;
 	__be16 hdr;
-	u32 have, n;
 
 	skb = mpa_rxq_skb(sk, at, &q->off);
 	if (!skb)
@@ -281,7 +281,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	else
 		return MPA_RXQ_PART;	/* a header split between two skbs */
 	q->skb = skb;
-	q->wire = mpa_fpdu_wire_len(0, q->ulen, false);
+	q->wire = mpa_fpdu_plain_len(q->ulen);
 	q->fpdu = p && n >= q->wire ? p : NULL;
 	q->n = n;
 	have = 0;
@@ -310,7 +310,7 @@ static bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
 	q->fpdu = prev->fpdu + prev->wire;
 	q->n = prev->n - prev->wire;
 	q->ulen = get_unaligned_be16(q->fpdu);
-	q->wire = mpa_fpdu_wire_len(0, q->ulen, false);
+	q->wire = mpa_fpdu_plain_len(q->ulen);
 	return q->n >= q->wire;
 }
 

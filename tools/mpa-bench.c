@@ -374,10 +374,11 @@ static struct mmsg_batch *mmsg_batch_new(char *buf, size_t size, unsigned int n)
 
 /*
  * @n messages of @size octets each from @buf (one after the other, @b
- * their headers) in sendmmsg() calls. On an MPA socket every message but a batch's last
- * carries MSG_BATCH, which MPA takes as MSG_MORE: FPDU trains and packed
- * small FPDUs, as one DDP message gets. A TCP message sent in part (a
- * signal, the send timeout) is completed with send().
+ * their headers) in sendmmsg() calls. On an MPA socket every message
+ * but a batch's last carries MSG_BATCH, which MPA takes as MSG_MORE:
+ * FPDU trains and packed small FPDUs, as one DDP message gets. A TCP
+ * message sent in part (a signal, the send timeout) is completed with
+ * send().
  */
 static int send_batch(int fd, struct mmsg_batch *b, const char *buf, size_t size,
 		      unsigned int n, int mpa)
