@@ -131,8 +131,17 @@ static void ddp_user_event(struct ddp_stream *s,
 		wake_up_interruptible(&us->wq);
 }
 
+/* received segments wait in TCP for the reader: ddp_stream_wait() */
+static void ddp_user_rx_kick(struct ddp_stream *s)
+{
+	struct ddp_ustream *us = ddp_stream_priv(s);
+
+	wake_up_interruptible(&us->wq);
+}
+
 static const struct ddp_stream_ops ddp_user_ops = {
 	.event = ddp_user_event,
+	.rx_kick = ddp_user_rx_kick,
 };
 
 static struct ddp_ustream *ddp_ustream_alloc(struct socket *sock)
@@ -179,6 +188,29 @@ static bool ddp_ev_ready(struct ddp_ustream *us)
 	return READ_ONCE(us->ev_tail) != READ_ONCE(us->ev_head);
 }
 
+/*
+ * Sleep until an event is in the ring. Meanwhile MPA leaves received
+ * segments in TCP and wakes the reader, who places them here, on its
+ * own CPU: as a TCP reader copies what softirq queued. Without a
+ * sleeping reader (a busy one, poll()) they are placed in softirq.
+ */
+static int ddp_stream_wait(struct ddp_ustream *us)
+{
+	struct mpa_conn *conn = us->s->conn;
+	int ret;
+
+	mpa_rx_wait_begin(conn);
+	for (;;) {
+		ret = wait_event_interruptible(us->wq, ddp_ev_ready(us) ||
+					       mpa_rx_kicked(conn));
+		if (ret || ddp_ev_ready(us))
+			break;
+		mpa_rx_run(conn);
+	}
+	mpa_rx_wait_end(conn);
+	return ret;
+}
+
 static ssize_t ddp_stream_read(struct file *file, char __user *buf, size_t len,
 			       loff_t *ppos)
 {
@@ -198,7 +230,7 @@ static ssize_t ddp_stream_read(struct file *file, char __user *buf, size_t len,
 				break;
 			if (file->f_flags & O_NONBLOCK)
 				return -EAGAIN;
-			ret = wait_event_interruptible(us->wq, ddp_ev_ready(us));
+			ret = ddp_stream_wait(us);
 			if (ret)
 				return ret;
 			continue;

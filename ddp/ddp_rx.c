@@ -418,6 +418,15 @@ static size_t ddp_get_info_size(struct mpa_conn *conn)
 	       ARRAY_SIZE(ddp_diag_u64) * nla_total_size_64bit(sizeof(u64));
 }
 
+/* a task of the ULP waits to place what TCP holds: see mpa_rx_wait_begin() */
+static void ddp_rx_kick(struct mpa_conn *conn)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+
+	if (s->ops->rx_kick)
+		s->ops->rx_kick(s);
+}
+
 struct mpa_consumer ddp_consumer = {
 	.name		= "ddp",
 	.owner		= THIS_MODULE,
@@ -427,6 +436,7 @@ struct mpa_consumer ddp_consumer = {
 	.ulpdu		= ddp_ulpdu,
 	.error		= ddp_mpa_error,
 	.peer_closed	= ddp_peer_closed,
+	.rx_kick	= ddp_rx_kick,
 	.get_info	= ddp_get_info,
 	.get_info_size	= ddp_get_info_size,
 };

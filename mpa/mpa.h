@@ -58,6 +58,10 @@
  *	of that ULPDU is dropped
  * @rx_defer: recvmsg() left the next FPDUs in TCP for the next recvmsg()
  *	to copy straight into its caller's buffer (mpa_rx_direct())
+ * @rx_kick: data-ready left octets in TCP for a waiting task of the
+ *	consumer (mpa_rx_wait_begin()), not parsed yet
+ * @rx_waiters: tasks of the consumer between mpa_rx_wait_begin() and
+ *	mpa_rx_wait_end()
  * @rx_lens: MPA_RECV_LENS: recvmsg() returns the ULPDUs that are ready and
  *	fit, with an MPA_CMSG_LENS control message
  * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
@@ -142,6 +146,8 @@ struct mpa_conn {
 	bool			rx_ready;
 	bool			rx_torn;
 	bool			rx_defer;
+	bool			rx_kick;
+	atomic_t		rx_waiters;
 	bool			rx_lens;
 	bool			tx_allowed;
 	bool			peer_fin;
@@ -268,6 +274,7 @@ enum mpa_mib_field {
 	MPA_MIB_TX_PAGES,	/* pages allocated for FPDUs (tx_page_cache) */
 	MPA_MIB_TX_PAGES_REUSED,	/* of those, used again */
 	MPA_MIB_TX_PAGES_RELEASED,	/* of those, let go of */
+	MPA_MIB_RX_TO_TASK,	/* data-ready left octets for a waiting task */
 	MPA_MIB_MAX
 };
 

@@ -400,6 +400,72 @@ u32 mpa_conn_mulpdu(struct mpa_conn *conn)
 EXPORT_SYMBOL_GPL(mpa_conn_mulpdu);
 
 /**
+ * mpa_rx_wait_begin() - a task of the consumer waits to receive
+ * @conn: a connection bound to a consumer with @rx_kick
+ *
+ * Until the matching mpa_rx_wait_end(), data-ready in softirq leaves
+ * received octets in TCP and calls the consumer's @rx_kick; the task
+ * sees mpa_rx_kicked() and parses them with mpa_rx_run(). Nestable
+ * and shared: every task that waits calls it once.
+ */
+void mpa_rx_wait_begin(struct mpa_conn *conn)
+{
+	atomic_inc(&conn->rx_waiters);
+}
+EXPORT_SYMBOL_GPL(mpa_rx_wait_begin);
+
+/**
+ * mpa_rx_wait_end() - the task stops waiting to receive
+ * @conn: the connection
+ *
+ * What data-ready left in TCP for the waiting tasks is parsed here
+ * if none waits any more.
+ *
+ * Context: process context; may take the socket lock.
+ */
+void mpa_rx_wait_end(struct mpa_conn *conn)
+{
+	atomic_dec(&conn->rx_waiters);
+	smp_mb__after_atomic();	/* pairs with mpa_rx_to_waiter() */
+	if (READ_ONCE(conn->rx_kick))
+		mpa_rx_run(conn);
+}
+EXPORT_SYMBOL_GPL(mpa_rx_wait_end);
+
+/**
+ * mpa_rx_kicked() - received octets wait in TCP for mpa_rx_run()
+ * @conn: the connection
+ *
+ * Return: true after the consumer's @rx_kick until mpa_rx_run().
+ */
+bool mpa_rx_kicked(struct mpa_conn *conn)
+{
+	return READ_ONCE(conn->rx_kick);
+}
+EXPORT_SYMBOL_GPL(mpa_rx_kicked);
+
+/**
+ * mpa_rx_run() - parse what TCP holds in the caller's context
+ * @conn: the connection
+ *
+ * The consumer's callbacks (@place, @ulpdu, @error, ...) run from here,
+ * with the socket lock held; segments that arrive meanwhile are parsed
+ * when it is released, still here.
+ *
+ * Context: process context; takes the socket lock.
+ */
+void mpa_rx_run(struct mpa_conn *conn)
+{
+	struct sock *sk = conn->sk;
+
+	lock_sock(sk);
+	WRITE_ONCE(conn->rx_kick, false);
+	mpa_rx_process(conn);
+	release_sock(sk);
+}
+EXPORT_SYMBOL_GPL(mpa_rx_run);
+
+/**
  * mpa_conn_info() - state and negotiated parameters
  * @conn: the connection
  * @attrs: filled in with what the MPA_INFO option reports

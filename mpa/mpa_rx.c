@@ -353,6 +353,30 @@ void mpa_rx_work(struct work_struct *work)
 	sock_put(sk);
 }
 
+/*
+ * Data-ready in softirq while a task of the consumer waits to receive
+ * (mpa_rx_wait_begin()): leave the octets in TCP and wake the task, so
+ * that they are parsed and placed on its CPU, as TCP's reader copies on
+ * its own. In the socket owner's context (its backlog) they are parsed
+ * at once: that is the task's CPU, or one that holds the lock anyway.
+ */
+static bool mpa_rx_to_waiter(struct mpa_conn *c)
+{
+	if (!c->consumer || !c->consumer->rx_kick ||
+	    sock_owned_by_user_nocheck(c->sk))
+		return false;
+	WRITE_ONCE(c->rx_kick, true);
+	smp_mb();	/* pairs with mpa_rx_wait_end() */
+	if (!atomic_read(&c->rx_waiters)) {
+		/* no task: what is in TCP is parsed here, all of it */
+		WRITE_ONCE(c->rx_kick, false);
+		return false;
+	}
+	mpa_mib_inc(c, MPA_MIB_RX_TO_TASK);
+	c->consumer->rx_kick(c);
+	return true;
+}
+
 void mpa_data_ready(struct sock *sk)
 {
 	struct mpa_conn *c;
@@ -366,7 +390,7 @@ void mpa_data_ready(struct sock *sk)
 		if (!mpa_framing(c) ||
 		    (c->rx_defer && mpa_rx_queued(c, 0, &q) != MPA_RXQ_PART))
 			c->saved_data_ready(sk);
-		else
+		else if (!mpa_rx_to_waiter(c))
 			mpa_rx_process(c);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);

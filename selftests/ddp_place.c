@@ -12,7 +12,11 @@
  * 127.0.0.1:PORT for ddp_tshark.sh and prints what it sent.
  * Needs mpa.ko and ddp.ko loaded.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -529,6 +533,215 @@ TEST_F(pair, stag_indexes_unpredictable)
  * afterwards.
  */
 #define NCYCLE	512
+
+/* ---- a reader asleep in read() places on its own CPU ---- */
+
+/* a thread that reads @want events from @sfd with blocking read()s */
+struct sleeper {
+	int sfd;
+	unsigned int want;
+	unsigned int got;	/* events read so far */
+	pid_t tid;
+	ssize_t ret;		/* the last read() */
+	int err;		/* its errno */
+	struct ddp_event ev[8];
+};
+
+static void *sleeper_run(void *arg)
+{
+	struct sleeper *r = arg;
+	ssize_t n;
+
+	__atomic_store_n(&r->tid, gettid(), __ATOMIC_RELEASE);
+	while (__atomic_load_n(&r->got, __ATOMIC_ACQUIRE) < r->want) {
+		n = read(r->sfd, &r->ev[r->got],
+			 (r->want - r->got) * sizeof(r->ev[0]));
+		r->ret = n;
+		r->err = errno;
+		if (n <= 0)
+			break;
+		__atomic_add_fetch(&r->got, n / sizeof(r->ev[0]), __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* the state letter of thread @tid, once it has one for 100 ms */
+static char thread_state(pid_t tid)
+{
+	char path[64], st[512] = "";
+	FILE *f;
+
+	usleep(100000);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(st, sizeof(st), f) || !strrchr(st, ')'))
+		st[0] = 0;
+	fclose(f);
+	return st[0] ? strrchr(st, ')')[2] : 0;
+}
+
+static int sleeper_start(struct sleeper *r, pthread_t *t, int sfd,
+			 unsigned int want)
+{
+	long long end = iw_now_ms() + DDP_TMO_MS;
+
+	memset(r, 0, sizeof(*r));
+	r->sfd = sfd;
+	r->want = want;
+	if (pthread_create(t, NULL, sleeper_run, r))
+		return -1;
+	while (!__atomic_load_n(&r->tid, __ATOMIC_ACQUIRE) && iw_now_ms() < end)
+		usleep(1000);
+	/* asleep in the stream's read() */
+	return thread_state(r->tid) == 'S' ? 0 : -1;
+}
+
+/*
+ * While the sink's reader sleeps in read(), data-ready leaves what
+ * arrives in TCP and wakes it; the reader places it (MpaRxToTask). One
+ * FPDU: exactly one hand-over. Then a 1 MiB tagged message and three
+ * untagged ones, placed by the woken reader and completed in order.
+ */
+TEST_F(pair, sleeping_reader_places)
+{
+	const __u32 len = 1 << 20, ulen = 3 * self->mulpdu + 5;
+	long before = mt_mpa_stat("MpaRxToTask");
+	struct dt_gbuf g, u[3];
+	struct sleeper r;
+	__u8 *src, rsv[5] = {};
+	pthread_t t;
+	__u32 stag;
+	int i;
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, len, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, len, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, self->sb, &stag));
+	src = malloc(len);
+	ASSERT_NE(NULL, src);
+	dt_fill(src, len, 7);
+
+	ASSERT_EQ(0, sleeper_start(&r, &t, self->sb, 1));
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, 100, stag, BASE_TO + 8, 0));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(1, r.got);
+	EXPECT_EQ(DDP_EV_TAGGED, r.ev[0].type);
+	EXPECT_EQ(100, r.ev[0].len);
+	EXPECT_EQ(BASE_TO + 8, r.ev[0].to);
+	EXPECT_EQ(0, memcmp(g.buf + 8, src, 100));
+	EXPECT_EQ(before + 1, mt_mpa_stat("MpaRxToTask"));
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, dt_gbuf_alloc(&u[i], ulen, 0));
+		ASSERT_EQ(0, iw_ddp_post_recv(self->sb, u[i].buf, ulen, 0, 10 + i));
+	}
+	before = mt_mpa_stat("MpaRxToTask");
+	ASSERT_EQ(0, sleeper_start(&r, &t, self->sb, 4));
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, len, stag, BASE_TO, 0x21));
+	for (i = 0; i < 3; i++) {
+		rsv[0] = i;
+		ASSERT_EQ(0, iw_ddp_send_untagged(self->sa, src + i, ulen, 0, rsv));
+	}
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(4, r.got);
+	EXPECT_EQ(DDP_EV_TAGGED, r.ev[0].type);
+	EXPECT_EQ(len, r.ev[0].len);
+	EXPECT_EQ(stag, r.ev[0].stag);
+	EXPECT_EQ(0x21, r.ev[0].rsvdulp[0]);
+	EXPECT_EQ(0, memcmp(g.buf, src, len));
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(DDP_EV_RECV, r.ev[1 + i].type);
+		EXPECT_EQ(10 + i, r.ev[1 + i].cookie);
+		EXPECT_EQ(i + 1, r.ev[1 + i].msn);
+		EXPECT_EQ(ulen, r.ev[1 + i].len);
+		EXPECT_EQ(i, r.ev[1 + i].rsvdulp[0]);
+		EXPECT_EQ(0, memcmp(u[i].buf, src + i, ulen));
+		EXPECT_EQ(-1, dt_gbuf_guards(&u[i]));
+		dt_gbuf_free(&u[i]);
+	}
+	/* the reader slept at least once, and took no more than it got */
+	EXPECT_LT(before, mt_mpa_stat("MpaRxToTask"));
+	free(src);
+	dt_gbuf_free(&g);
+}
+
+/* A reader that polls, or reads only what is there, leaves it to softirq. */
+TEST_F(pair, polling_reader_leaves_placement_to_softirq)
+{
+	long before = mt_mpa_stat("MpaRxToTask");
+	struct ddp_event ev;
+	struct dt_gbuf g;
+	__u8 src[300];
+	__u32 stag;
+	int i;
+
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, 4096, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, 4096, 0,
+				   DDP_ACCESS_REMOTE_WRITE, self->sb, &stag));
+	dt_fill(src, sizeof(src), 3);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, sizeof(src), stag,
+						i * 1000, 0));
+		ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
+		EXPECT_EQ(DDP_EV_TAGGED, ev.type);
+		EXPECT_EQ(0, memcmp(g.buf + i * 1000, src, sizeof(src)));
+	}
+	EXPECT_EQ(before, mt_mpa_stat("MpaRxToTask"));
+	dt_gbuf_free(&g);
+}
+
+static void on_usr1(int sig)
+{
+}
+
+/*
+ * A reader woken by a signal stops waiting: what arrives after it is
+ * placed in softirq with nobody reading (a leaked waiter would leave it
+ * in TCP for good).
+ */
+TEST_F(pair, interrupted_reader_leaves_no_waiter)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	const __u32 len = 200 << 10;
+	long before = mt_mpa_stat("MpaRxToTask");
+	struct ddp_event ev;
+	struct sleeper r;
+	struct dt_gbuf g;
+	long long end;
+	pthread_t t;
+	__u32 stag;
+	__u8 *src;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, len, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, len, 0,
+				   DDP_ACCESS_REMOTE_WRITE, self->sb, &stag));
+	src = malloc(len);
+	ASSERT_NE(NULL, src);
+	dt_fill(src, len, 11);
+
+	ASSERT_EQ(0, sleeper_start(&r, &t, self->sb, 1));
+	ASSERT_EQ(0, pthread_kill(t, SIGUSR1));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(-1, r.ret);
+	EXPECT_EQ(EINTR, r.err);
+	EXPECT_EQ(0, r.got);
+
+	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, len, stag, 0, 0));
+	end = iw_now_ms() + DDP_TMO_MS;
+	while (memcmp(g.buf, src, len) && iw_now_ms() < end)
+		usleep(1000);
+	EXPECT_EQ(0, memcmp(g.buf, src, len));
+	EXPECT_EQ(before, mt_mpa_stat("MpaRxToTask"));
+	ASSERT_EQ(1, iw_ddp_event(self->sb, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_TAGGED, ev.type);
+	EXPECT_EQ(len, ev.len);
+	free(src);
+	dt_gbuf_free(&g);
+}
 
 static int cmp_u32(const void *a, const void *b)
 {

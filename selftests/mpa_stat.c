@@ -31,7 +31,7 @@ static const char stat_names[][32] = {
 	"MpaRev2", "MpaErrTcpClosed", "MpaErrCrc", "MpaErrMarker",
 	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
 	"MpaRxOctets", "MpaRxDirect", "MpaTxTrains", "MpaTxPages",
-	"MpaTxPagesReused", "MpaTxPagesReleased",
+	"MpaTxPagesReused", "MpaTxPagesReleased", "MpaRxToTask",
 };
 
 #define NSTATS ARRAY_SIZE(stat_names)
@@ -39,7 +39,7 @@ static const char stat_names[][32] = {
 enum {
 	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
 	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
-	RX_DIRECT, TX_TRAINS, TX_PAGES, TX_REUSED, TX_RELEASED,
+	RX_DIRECT, TX_TRAINS, TX_PAGES, TX_REUSED, TX_RELEASED, RX_TO_TASK,
 };
 
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */

@@ -81,9 +81,14 @@ struct ddp_stream_event {
  * @event: a completion (DDP_EV_RECV, DDP_EV_TAGGED), an error
  *	(DDP_EV_ERROR: placement stopped, later segments are dropped), a
  *	flushed buffer (DDP_EV_FLUSH) or the peer's close
+ * @rx_kick: optional: received segments wait in TCP for a task of the
+ *	ULP that waits to receive (so far only the stream files of
+ *	/dev/ddp: a read() that sleeps); wake it, it places them on its own
+ *	CPU. Softirq, must not sleep. See mpa_rx_wait_begin().
  */
 struct ddp_stream_ops {
 	void (*event)(struct ddp_stream *s, const struct ddp_stream_event *ev);
+	void (*rx_kick)(struct ddp_stream *s);
 };
 
 struct ddp_pd *ddp_pd_alloc(void);

@@ -123,6 +123,12 @@ struct mpa_conn_attrs {
  * @peer_closed: the peer half-closed on an FPDU boundary
  * @write_space: send space became available after mpa_send() returned
  *	-EAGAIN
+ * @rx_kick: optional, for consumers that receive in a task's context:
+ *	while one of their tasks waits between mpa_rx_wait_begin() and
+ *	mpa_rx_wait_end(), data-ready leaves new octets in TCP and calls
+ *	this instead of parsing them in softirq; wake that task, which
+ *	parses and places them on its own CPU with mpa_rx_run(). Softirq,
+ *	with the socket's sk_callback_lock read-held; must not sleep.
  * @get_info: optional. sock_diag (tools/iwarp-ss) asks for the
  *	consumer's view of the connection: put its own attributes into
  *	@skb, inside the MPA_DIAG_CONSUMER_INFO nest that MPA opened. Called
@@ -149,6 +155,7 @@ struct mpa_consumer {
 	void (*error)(struct mpa_conn *conn, u32 code);
 	void (*peer_closed)(struct mpa_conn *conn);
 	void (*write_space)(struct mpa_conn *conn);
+	void (*rx_kick)(struct mpa_conn *conn);
 	int (*get_info)(struct mpa_conn *conn, struct sk_buff *skb);
 	size_t (*get_info_size)(struct mpa_conn *conn);
 	struct list_head list;
@@ -199,6 +206,10 @@ int mpa_send_msg_locked(struct mpa_conn *conn, const struct mpa_msg *msg,
 			struct iov_iter *data, int flags);
 void mpa_send_end(struct mpa_conn *conn);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
+void mpa_rx_wait_begin(struct mpa_conn *conn);
+void mpa_rx_wait_end(struct mpa_conn *conn);
+bool mpa_rx_kicked(struct mpa_conn *conn);
+void mpa_rx_run(struct mpa_conn *conn);
 void mpa_conn_info(struct mpa_conn *conn, struct mpa_conn_attrs *attrs);
 
 #endif /* _NET_MPA_H */
