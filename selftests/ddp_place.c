@@ -544,7 +544,7 @@ struct sleeper {
 	pid_t tid;
 	ssize_t ret;		/* the last read() */
 	int err;		/* its errno */
-	struct ddp_event ev[8];
+	struct ddp_event ev[48];
 };
 
 static void *sleeper_run(void *arg)
@@ -664,6 +664,75 @@ TEST_F(pair, sleeping_reader_places)
 	}
 	/* the reader slept at least once, and took no more than it got */
 	EXPECT_LT(before, mt_mpa_stat("MpaRxToTask"));
+	free(src);
+	dt_gbuf_free(&g);
+}
+
+/*
+ * 32 tagged messages of 128 KiB and 8 untagged ones, sent back to back
+ * while the reader sleeps between its read()s: segments arrive while
+ * it places (TCP's backlog), while it sleeps (hand-overs) and between
+ * the two; every octet lands where it belongs and the events come in
+ * order.
+ */
+TEST_F_TIMEOUT(pair, sleeping_reader_bulk, 120)
+{
+	const __u32 tlen = 128 << 10, nt = 32, nu = 8, ulen = 5000;
+	long before = mt_mpa_stat("MpaRxToTask");
+	struct dt_gbuf g, u[8];
+	struct sleeper r;
+	__u8 *src, rsv[5] = {};
+	pthread_t t;
+	__u32 stag, i, k = 0;
+
+	ASSERT_EQ(0, dt_gbuf_alloc(&g, nt * tlen, 0));
+	ASSERT_EQ(0, iw_ddp_reg_mr(self->pdb, g.buf, nt * tlen, BASE_TO,
+				   DDP_ACCESS_REMOTE_WRITE, self->sb, &stag));
+	for (i = 0; i < nu; i++) {
+		ASSERT_EQ(0, dt_gbuf_alloc(&u[i], ulen, 0));
+		ASSERT_EQ(0, iw_ddp_post_recv(self->sb, u[i].buf, ulen, 1, i));
+	}
+	src = malloc(nt * tlen);
+	ASSERT_NE(NULL, src);
+	dt_fill(src, nt * tlen, 21);
+
+	ASSERT_EQ(0, sleeper_start(&r, &t, self->sb, nt + nu));
+	for (i = 0; i < nt; i++) {
+		ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src + i * tlen, tlen, stag,
+						BASE_TO + i * tlen, i));
+		if (i % 4 == 3) {
+			rsv[0] = k;
+			ASSERT_EQ(0, iw_ddp_send_untagged(self->sa, src + k, ulen, 1, rsv));
+			k++;
+		}
+	}
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(nt + nu, r.got);
+	EXPECT_EQ(0, memcmp(g.buf, src, nt * tlen));
+	EXPECT_EQ(-1, dt_gbuf_guards(&g));
+	for (i = 0, k = 0; i < nt + nu; i++) {
+		if (r.ev[i].type == DDP_EV_TAGGED) {
+			EXPECT_EQ(tlen, r.ev[i].len);
+			EXPECT_EQ(BASE_TO + (i - k) * tlen, r.ev[i].to);
+			EXPECT_EQ(i - k, r.ev[i].rsvdulp[0]);
+			continue;
+		}
+		ASSERT_EQ(DDP_EV_RECV, r.ev[i].type);
+		EXPECT_EQ(k, r.ev[i].cookie);
+		EXPECT_EQ(k + 1, r.ev[i].msn);
+		EXPECT_EQ(ulen, r.ev[i].len);
+		EXPECT_EQ(0, memcmp(u[k].buf, src + k, ulen));
+		EXPECT_EQ(-1, dt_gbuf_guards(&u[k]));
+		/* after the 4th, 8th, ... tagged message */
+		EXPECT_EQ(4 * (k + 1), i - k);
+		k++;
+	}
+	EXPECT_EQ(nu, k);
+	/* asleep when the first segment came: handed over at least once */
+	EXPECT_LT(before, mt_mpa_stat("MpaRxToTask"));
+	TH_LOG("%ld hand-overs", mt_mpa_stat("MpaRxToTask") - before);
+	for (i = 0; i < nu; i++)
+		dt_gbuf_free(&u[i]);
 	free(src);
 	dt_gbuf_free(&g);
 }
