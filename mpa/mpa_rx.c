@@ -362,8 +362,12 @@ void mpa_rx_work(struct work_struct *work)
  */
 static bool mpa_rx_to_waiter(struct mpa_conn *c)
 {
-	if (!c->consumer || !c->consumer->rx_kick ||
-	    sock_owned_by_user_nocheck(c->sk))
+	/*
+	 * A task that begins to wait after this read finds the octets
+	 * parsed here; one that ends meanwhile is caught below.
+	 */
+	if (!atomic_read(&c->rx_waiters) || !c->consumer ||
+	    !c->consumer->rx_kick || sock_owned_by_user_nocheck(c->sk))
 		return false;
 	WRITE_ONCE(c->rx_kick, true);
 	smp_mb();	/* pairs with mpa_rx_wait_end() */
