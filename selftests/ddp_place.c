@@ -240,6 +240,26 @@ struct shared_ctl {
 };
 
 /*
+ * The state letter of process or thread @id (/proc/ID/stat) after 100 ms
+ * to settle, 0 if it cannot be read.
+ */
+static char task_state(pid_t id)
+{
+	char path[64], st[512] = "";
+	FILE *f;
+
+	usleep(100000);
+	snprintf(path, sizeof(path), "/proc/%d/stat", id);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(st, sizeof(st), f) || !strrchr(st, ')'))
+		st[0] = 0;
+	fclose(f);
+	return st[0] ? strrchr(st, ')')[2] : 0;
+}
+
+/*
  * The sink buffer is registered by a child that then sleeps: the data
  * appears in the shared memory while no process of the sink side runs.
  */
@@ -250,10 +270,8 @@ TEST_F(pair, placement_without_the_receiver)
 	struct ddp_event ev;
 	struct dt_gbuf g;
 	long long end;
-	char path[64], st[512];
 	__u8 *src;
 	pid_t pid;
-	FILE *f;
 
 	ASSERT_EQ(0, dt_gbuf_alloc(&g, len, 1));
 	ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -279,13 +297,7 @@ TEST_F(pair, placement_without_the_receiver)
 		usleep(1000);
 	ASSERT_EQ(1, ctl->ready);
 	/* the child sleeps in nanosleep: state S */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	usleep(100000);
-	f = fopen(path, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_NE(NULL, fgets(st, sizeof(st), f));
-	fclose(f);
-	EXPECT_EQ('S', strrchr(st, ')')[2]);
+	EXPECT_EQ('S', task_state(pid));
 
 	ASSERT_EQ(0, iw_ddp_send_tagged(self->sa, src, len, ctl->stag, 0, 0x40));
 	/* nobody reads sb: watch the shared memory */
@@ -565,23 +577,6 @@ static void *sleeper_run(void *arg)
 	return NULL;
 }
 
-/* the state letter of thread @tid, once it has one for 100 ms */
-static char thread_state(pid_t tid)
-{
-	char path[64], st[512] = "";
-	FILE *f;
-
-	usleep(100000);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(st, sizeof(st), f) || !strrchr(st, ')'))
-		st[0] = 0;
-	fclose(f);
-	return st[0] ? strrchr(st, ')')[2] : 0;
-}
-
 static int sleeper_start(struct sleeper *r, pthread_t *t, int sfd,
 			 unsigned int want)
 {
@@ -595,7 +590,7 @@ static int sleeper_start(struct sleeper *r, pthread_t *t, int sfd,
 	while (!__atomic_load_n(&r->tid, __ATOMIC_ACQUIRE) && iw_now_ms() < end)
 		usleep(1000);
 	/* asleep in the stream's read() */
-	return thread_state(r->tid) == 'S' ? 0 : -1;
+	return task_state(r->tid) == 'S' ? 0 : -1;
 }
 
 /*
