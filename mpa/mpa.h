@@ -327,8 +327,6 @@ extern struct tcp_ulp_ops mpa_ulp_ops;
 void mpa_fail(struct mpa_conn *c, u32 code, int err);
 void mpa_wake_poll(struct mpa_conn *c, __poll_t events);
 void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp);
-int mpa_wait(struct mpa_conn *c, long *timeo,
-	     bool (*cond)(const struct mpa_conn *c));
 void mpa_get_attrs(const struct mpa_conn *c, struct mpa_conn_attrs *a);
 void mpa_fill_info(const struct mpa_conn *c, struct mpa_info *info);
 void mpa_fill_stats(const struct mpa_conn *c, struct mpa_stats *stats);
@@ -378,5 +376,41 @@ bool mpa_sock_is_readable(struct sock *sk);
 ssize_t mpa_splice_read(struct socket *sock, loff_t *ppos,
 			struct pipe_inode_info *pipe, size_t len,
 			unsigned int flags);
+
+/*
+ * Wait with the socket lock held until @cond holds, an error is
+ * pending, the timeout expires or a signal arrives. A sender asks for
+ * every FPDU: when @cond holds already, the wait queue (a lock with
+ * interrupts off, twice) is not touched. Inline, so that @cond is a
+ * direct call, not one through a retpoline, each time it is tested.
+ */
+static __always_inline int mpa_wait(struct mpa_conn *c, long *timeo,
+				    bool (*cond)(const struct mpa_conn *c))
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = c->sk;
+	int ret = 0;
+
+	if (cond(c))
+		return 0;
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (!cond(c)) {
+		if (c->err || sk->sk_err) {
+			ret = c->err ? -c->err_errno : -sk->sk_err;
+			break;
+		}
+		if (!*timeo) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = sock_intr_errno(*timeo);
+			break;
+		}
+		sk_wait_event(sk, timeo, cond(c) || c->err || sk->sk_err, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return ret;
+}
 
 #endif /* _MPA_H */

@@ -154,41 +154,6 @@ void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp)
 	return p;
 }
 
-/*
- * Wait with the socket lock held until @cond holds, an error is
- * pending, the timeout expires or a signal arrives. A sender asks for
- * every FPDU: when @cond holds already, the wait queue (a lock with
- * interrupts off, twice) is not touched.
- */
-int mpa_wait(struct mpa_conn *c, long *timeo,
-	     bool (*cond)(const struct mpa_conn *c))
-{
-	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	struct sock *sk = c->sk;
-	int ret = 0;
-
-	if (cond(c))
-		return 0;
-	add_wait_queue(sk_sleep(sk), &wait);
-	while (!cond(c)) {
-		if (c->err || sk->sk_err) {
-			ret = c->err ? -c->err_errno : -sk->sk_err;
-			break;
-		}
-		if (!*timeo) {
-			ret = -EAGAIN;
-			break;
-		}
-		if (signal_pending(current)) {
-			ret = sock_intr_errno(*timeo);
-			break;
-		}
-		sk_wait_event(sk, timeo, cond(c) || c->err || sk->sk_err, &wait);
-	}
-	remove_wait_queue(sk_sleep(sk), &wait);
-	return ret;
-}
-
 static int mpa_setsockopt_start(struct mpa_conn *c, sockptr_t optval,
 				unsigned int optlen)
 {

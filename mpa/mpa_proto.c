@@ -24,12 +24,6 @@
 
 #include "mpa_proto.h"
 
-enum mpa_dec_state {
-	MPA_DECS_HDR = 0,	/* collecting ULPDU_Length */
-	MPA_DECS_DATA,		/* collecting ULPDU and pad */
-	MPA_DECS_CRC,		/* collecting the CRC field */
-};
-
 /**
  * mpa_frame_decode() - parse an MPA Request/Reply frame header
  * @hdr: the 20 octets of the header
@@ -454,27 +448,6 @@ void mpa_dec_init(struct mpa_dec *rx, u8 *buf, bool markers, bool crc)
 	rx->crc_acc = ~0U;
 }
 
-/* the current FPDU has not started: a marker here precedes the next one */
-static bool mpa_dec_between(const struct mpa_dec *rx)
-{
-	return rx->state == MPA_DECS_HDR && !rx->npartial;
-}
-
-/**
- * mpa_dec_idle() - the decoder stands between two FPDUs
- * @rx: decoder
- *
- * A FIN may arrive only here; anywhere else the stream ended inside an
- * FPDU or a marker (RFC 5044 error 1).
- *
- * Return: true between FPDUs.
- */
-bool mpa_dec_idle(const struct mpa_dec *rx)
-{
-	/* a marker in front of an FPDU belongs to it (covered by its CRC) */
-	return mpa_dec_between(rx) && !rx->nmark && !rx->in_fpdu;
-}
-
 /**
  * mpa_dec_placing() - the decoder is inside a ULPDU that goes to @place
  * @rx: decoder
@@ -541,24 +514,6 @@ static int mpa_dec_error(struct mpa_dec *rx, u32 err)
 	if (err == MPA_ERR_CRC)
 		rx->crc_errors++;
 	return MPA_DEC_ERROR;
-}
-
-/**
- * mpa_dec_skip() - account for a whole FPDU that the caller consumed itself
- * @rx: an idle decoder of a stream without markers
- * @ulpdu_len: the FPDU's ULPDU_Length
- *
- * For a caller that checked the FPDU's CRC and copied its ULPDU on its
- * own: the decoder's position, counters and @rx->ulpdu_len become what
- * mpa_dec_feed() would have left after that FPDU, without its octets.
- */
-void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len)
-{
-	rx->fpdu_start = rx->pos;
-	rx->ulpdu_len = ulpdu_len;
-	rx->have = mpa_dec_need(rx);
-	rx->pos += mpa_fpdu_wire_len(rx->pos, ulpdu_len, false);
-	rx->ulpdus++;
 }
 
 /*

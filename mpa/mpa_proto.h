@@ -112,6 +112,12 @@ bool mpa_fpdu_crc_good(const u8 *fpdu, u32 ulpdu_len);
 int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 		    u32 ulpdu_len, mpa_copy_fn copy, void *ctx);
 
+enum mpa_dec_state {
+	MPA_DECS_HDR = 0,	/* collecting ULPDU_Length */
+	MPA_DECS_DATA,		/* collecting ULPDU and pad */
+	MPA_DECS_CRC,		/* collecting the CRC field */
+};
+
 /* Result of mpa_dec_feed() */
 enum mpa_dec_event {
 	MPA_DEC_MORE = 0,	/* consumed everything, FPDU not complete */
@@ -176,8 +182,6 @@ struct mpa_dec {
 
 void mpa_dec_init(struct mpa_dec *rx, u8 *buf, bool markers, bool crc);
 int mpa_dec_feed(struct mpa_dec *rx, const u8 *data, u32 len, u32 *consumed);
-void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len);
-bool mpa_dec_idle(const struct mpa_dec *rx);
 bool mpa_dec_placing(const struct mpa_dec *rx);
 
 /**
@@ -189,6 +193,45 @@ bool mpa_dec_placing(const struct mpa_dec *rx);
 static inline u32 mpa_dec_need(const struct mpa_dec *rx)
 {
 	return rx->ulpdu_len + mpa_pad_len(rx->ulpdu_len);
+}
+
+/* the current FPDU has not started: a marker here precedes the next one */
+static inline bool mpa_dec_between(const struct mpa_dec *rx)
+{
+	return rx->state == MPA_DECS_HDR && !rx->npartial;
+}
+
+/**
+ * mpa_dec_idle() - the decoder stands between two FPDUs
+ * @rx: decoder
+ *
+ * A FIN may arrive only here; anywhere else the stream ended inside an
+ * FPDU or a marker (RFC 5044 error 1).
+ *
+ * Return: true between FPDUs.
+ */
+static inline bool mpa_dec_idle(const struct mpa_dec *rx)
+{
+	/* a marker in front of an FPDU belongs to it (covered by its CRC) */
+	return mpa_dec_between(rx) && !rx->nmark && !rx->in_fpdu;
+}
+
+/**
+ * mpa_dec_skip() - account for a whole FPDU that the caller consumed itself
+ * @rx: an idle decoder of a stream without markers
+ * @ulpdu_len: the FPDU's ULPDU_Length
+ *
+ * For a caller that checked the FPDU's CRC and copied its ULPDU on its
+ * own: the decoder's position, counters and @rx->ulpdu_len become what
+ * mpa_dec_feed() would have left after that FPDU, without its octets.
+ */
+static inline void mpa_dec_skip(struct mpa_dec *rx, u16 ulpdu_len)
+{
+	rx->fpdu_start = rx->pos;
+	rx->ulpdu_len = ulpdu_len;
+	rx->have = mpa_dec_need(rx);
+	rx->pos += mpa_fpdu_plain_len(ulpdu_len);
+	rx->ulpdus++;
 }
 
 #endif /* _MPA_PROTO_H */

@@ -284,6 +284,9 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	q->wire = mpa_fpdu_plain_len(q->ulen);
 	q->fpdu = p && n >= q->wire ? p : NULL;
 	q->n = n;
+	/* the common case: whole in the piece found (no walk but for a SYN) */
+	if (q->fpdu && !(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
+		return MPA_RXQ_WHOLE;
 	have = 0;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
@@ -301,7 +304,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
  * held since @prev was found: the piece stays TCP's while it holds
  * unread octets, even after the FPDUs up to @prev were consumed.
  */
-static bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
+static inline bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
 {
 	if (!prev || !prev->fpdu || prev->n < prev->wire + MPA_HDR_LEN)
 		return false;
@@ -718,7 +721,7 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	lock_sock(sk);
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	for (;;) {
-		if (c->rx_defer && !(flags & MSG_PEEK)) {
+		if (c->rx_defer && !(flags & MSG_PEEK) && mpa_rx_deferred(c)) {
 			/* after -EFAULT the FPDU still waits in TCP */
 			ret = mpa_rx_direct(c, msg, len);
 			ulen = ret;

@@ -596,19 +596,15 @@ static u8 *mpa_train_next(struct mpa_conn *c, u32 wire)
 }
 
 /*
- * The connection takes a new FPDU: startup over, full operation, rule 4
- * of RFC 5044 7.1.2 satisfied, no shutdown(SHUT_WR). Otherwise wait for
- * the startup or rule 4, or say why not. The common case is four tests.
+ * The connection does not take a new FPDU at once (mpa_tx_ready()): wait
+ * for the startup or rule 4 of RFC 5044 7.1.2, or say why not.
  */
-static int mpa_tx_ready(struct mpa_conn *c, int flags)
+static int mpa_tx_wait_ready(struct mpa_conn *c, int flags)
 {
 	struct sock *sk = c->sk;
 	long timeo;
 	int ret;
 
-	if (likely(c->state == MPA_S_FULL && !c->err && c->tx_allowed &&
-		   !c->tx_shut))
-		return 0;
 	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
 	if (mpa_in_startup(c)) {
 		ret = mpa_wait(c, &timeo, mpa_started);
@@ -631,6 +627,19 @@ static int mpa_tx_ready(struct mpa_conn *c, int flags)
 	if (c->tx_shut)
 		return sk_stream_error(sk, flags, -EPIPE);
 	return 0;
+}
+
+/*
+ * The connection takes a new FPDU: startup over, full operation, rule 4
+ * of RFC 5044 7.1.2 satisfied, no shutdown(SHUT_WR). The common case is
+ * four tests.
+ */
+static inline int mpa_tx_ready(struct mpa_conn *c, int flags)
+{
+	if (likely(c->state == MPA_S_FULL && !c->err && c->tx_allowed &&
+		   !c->tx_shut))
+		return 0;
+	return mpa_tx_wait_ready(c, flags);
 }
 
 /* an FPDU of @wire octets carrying a ULPDU of @len is with MPA or TCP */
@@ -719,7 +728,7 @@ static u32 mpa_train_takes(struct mpa_conn *c, u32 len, u32 mss)
 {
 	u32 span;
 
-	if (mpa_fpdu_wire_len(0, len, false) != mss)
+	if (mpa_fpdu_plain_len(len) != mss)
 		return 0;
 	span = mpa_train_span(c);
 	return span >= mss ? span : 0;
@@ -739,10 +748,10 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	u8 *buf;
 	int ret;
 
-	wire = mpa_fpdu_wire_len(0, len, false);
+	wire = mpa_fpdu_plain_len(len);
 	train = (flags & MSG_MORE) && wire == mss;
 	/* any FPDU of at most one segment may join a pending train */
-	buf = wire <= mss && mpa_train_room(c, wire) ?
+	buf = c->tx_train && wire <= mss && mpa_train_room(c, wire) ?
 	      mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		src->in_page = true;
@@ -827,7 +836,8 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	if (ret)
 		return mpa_tx_failed(c, ret);
 	mss = mpa_tx_mss(c);
-	if (len > mpa_mulpdu(mss, c->markers_tx))
+	/* no MULPDU is below MPA_MIN_MULPDU */
+	if (len > MPA_MIN_MULPDU && len > mpa_mulpdu(mss, c->markers_tx))
 		return mpa_tx_failed(c, -EMSGSIZE);
 	span = flags & MSG_MORE ? mpa_train_takes(c, len, mss) : 0;
 	if (span)
