@@ -324,6 +324,8 @@ extern unsigned int mpa_tx_split_test;
 extern unsigned int mpa_tx_page_cache;
 extern struct tcp_ulp_ops mpa_ulp_ops;
 
+int mpa_crc_init(void);
+void mpa_crc_exit(void);
 void mpa_fail(struct mpa_conn *c, u32 code, int err);
 void mpa_wake_poll(struct mpa_conn *c, __poll_t events);
 void *mpa_alloc(struct mpa_conn *c, u32 len, gfp_t gfp);

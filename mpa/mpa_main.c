@@ -592,12 +592,20 @@ static int __init mpa_module_init(void)
 {
 	int ret;
 
-	ret = mpa_proc_init();
+	ret = mpa_crc_init();
 	if (ret)
 		return ret;
+	ret = mpa_proc_init();
+	if (ret)
+		goto crc;
 	ret = tcp_register_ulp(&mpa_ulp_ops);
 	if (ret)
-		mpa_proc_exit();
+		goto proc;
+	return 0;
+proc:
+	mpa_proc_exit();
+crc:
+	mpa_crc_exit();
 	return ret;
 }
 
@@ -607,6 +615,7 @@ static void __exit mpa_module_exit(void)
 	/* contexts are freed with kfree_rcu() */
 	rcu_barrier();
 	mpa_proc_exit();
+	mpa_crc_exit();
 }
 
 module_init(mpa_module_init);

@@ -19,7 +19,6 @@
 #include <linux/kernel.h>
 #include <linux/errno.h>
 #include <linux/string.h>
-#include <linux/crc32c.h>
 #include <net/iwarp_compat.h>
 
 #include "mpa_proto.h"
@@ -347,7 +346,7 @@ u32 mpa_fpdu_seal(u8 *out, u32 ulpdu_len, bool crc)
 
 	put_unaligned_be16(ulpdu_len, out);
 	memset(out + MPA_HDR_LEN + ulpdu_len, 0, mpa_pad_len(ulpdu_len));
-	put_unaligned_le32(crc ? ~crc32c(~0U, out, crc_off) : 0, out + crc_off);
+	put_unaligned_le32(crc ? ~mpa_crc32c(~0U, out, crc_off) : 0, out + crc_off);
 	return crc_off + MPA_CRC_LEN;
 }
 
@@ -364,7 +363,7 @@ bool mpa_fpdu_crc_good(const u8 *fpdu, u32 ulpdu_len)
 {
 	u32 crc_off = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len);
 
-	return get_unaligned_le32(fpdu + crc_off) == ~crc32c(~0U, fpdu, crc_off);
+	return get_unaligned_le32(fpdu + crc_off) == ~mpa_crc32c(~0U, fpdu, crc_off);
 }
 
 /**
@@ -420,7 +419,7 @@ int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,
 	mpa_enc_marker(&e);
 	crc_off = e.off;
 
-	put_unaligned_le32(crc ? ~crc32c(~0U, out, crc_off) : 0, field);
+	put_unaligned_le32(crc ? ~mpa_crc32c(~0U, out, crc_off) : 0, field);
 	mpa_enc_put(&e, field, MPA_CRC_LEN, NULL, NULL);
 	return e.off;
 }
@@ -478,7 +477,7 @@ static void mpa_dec_data(struct mpa_dec *rx, const u8 *p, u32 len)
 static void mpa_dec_crc(struct mpa_dec *rx, const u8 *p, u32 len)
 {
 	if (rx->crc)
-		rx->crc_acc = crc32c(rx->crc_acc, p, len);
+		rx->crc_acc = mpa_crc32c(rx->crc_acc, p, len);
 }
 
 /* collect marker octets; false on a bad FPDUPTR */

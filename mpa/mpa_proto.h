@@ -107,6 +107,20 @@ u32 mpa_fpdu_wire_len(u32 pos, u32 ulpdu_len, bool markers);
  */
 typedef int (*mpa_copy_fn)(void *ctx, void *dst, u32 len);
 
+/**
+ * mpa_crc32c() - CRC32c (Castagnoli, reflected) of @len octets at @p
+ * @crc: the CRC so far (~0 to start; the FPDU's CRC field is the inverse
+ *	of the result, little-endian)
+ * @p: the octets
+ * @len: their number
+ *
+ * What lib/libcrc32c.c's crc32c() computes. Not part of this file: the
+ * module has it from mpa_crc.c, a user-space build from a table.
+ *
+ * Return: the CRC after @p.
+ */
+u32 mpa_crc32c(u32 crc, const void *p, unsigned int len);
+
 u32 mpa_fpdu_seal(u8 *out, u32 ulpdu_len, bool crc);
 bool mpa_fpdu_crc_good(const u8 *fpdu, u32 ulpdu_len);
 int mpa_fpdu_encode(u8 *out, u32 size, u32 pos, bool markers, bool crc,

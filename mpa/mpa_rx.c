@@ -8,7 +8,6 @@
  * until recvmsg() takes it; until then MPA leaves further data in TCP so
  * the peer is throttled by the TCP window.
  */
-#include <linux/crc32c.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
@@ -521,7 +520,7 @@ static int mpa_rx_walk_crc(struct sk_buff *skb, u32 off, u32 n, void *arg)
 	for (done = 0; done < n && (k = skb_seq_read(done, &data, &st)) != 0; done += k) {
 		/* the first block may reach past off + n */
 		k = min(k, n - done);
-		*(u32 *)arg = crc32c(*(u32 *)arg, data, k);
+		*(u32 *)arg = mpa_crc32c(*(u32 *)arg, data, k);
 	}
 	skb_abort_seq_read(&st);
 	return 0;

@@ -76,7 +76,7 @@ head -c $((2 << 20)) /dev/urandom > "$tmp/ddp.in"
 want=$(sha256sum < "$tmp/data" | cut -d' ' -f1)
 dwant=$(sha256sum < "$tmp/ddp.in" | cut -d' ' -f1)
 
-modprobe -q libcrc32c
+modprobe -q crc32c
 loaded ddp && ! unload ddp && echo "# cannot unload ddp before the test"
 loaded mpa && ! unload mpa && echo "# cannot unload mpa before the test"
 

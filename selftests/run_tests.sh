@@ -27,8 +27,8 @@ load() {	# name path
 echo "TAP version 13"
 echo "1..$#"
 
-# mpa.ko uses the kernel's crc32c
-modprobe -q libcrc32c 2>/dev/null
+# mpa.ko takes a crc32c transform of the crypto API when it loads
+modprobe -q crc32c 2>/dev/null
 if ! load mpa "$MPA_KO" || ! load ddp "$DDP_KO"; then
 	n=0
 	for t in "$@"; do
