@@ -103,6 +103,8 @@ struct result {
 	double rx_cpu_gb;		/* the receiver process alone */
 	double tx_cpu_gb;		/* the sender process alone; < 0: unknown */
 	unsigned long nrtt;
+	double rtt_ratio;		/* --rtt-mix: median of turn / raw TCP's turn */
+	unsigned long turns;		/* --rtt-mix: turns measured */
 	__u32 size;
 };
 
@@ -140,7 +142,7 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: mpa-bench [--size N|mulpdu] [--seconds S] [--mode tcp|mpa] [--markers]\n"
 		"                 [--no-crc] [--eor] [--batch N [--one-call] [--recv-lens]]\n"
-		"                 [--pingpong]\n"
+		"                 [--pingpong | --rtt-mix]\n"
 		"                 [--json] [-6]\n"
 		"                 [ENDPOINTS]\n"
 		"       mpa-bench --table [--seconds S] [--rounds R] [--json] [-6] [ENDPOINTS]\n"
@@ -161,6 +163,10 @@ static void print_usage(FILE *f)
 		"  --recv-lens  MPA: the receiver takes up to N ULPDUs per recvmsg() call\n"
 		"               (MPA_RECV_LENS), their lengths in a control message\n"
 		"  --pingpong   64-octet round-trip time instead of throughput\n"
+		"  --rtt-mix    64-octet round trips of raw TCP, MPA without and with CRC\n"
+		"               on three connections, in alternating turns of 100; each\n"
+		"               turn's median against raw TCP's turn before it (S/2 s;\n"
+		"               needs mpa.allow_no_crc=1)\n"
 		"  --table      run the whole matrix and print a table (ignores mode/size)\n"
 		"  --rounds R   rounds of the matrix, medians reported (default 3)\n"
 		"  --json       one JSON object per run or table cell on stdout\n"
@@ -759,13 +765,34 @@ fail:
 	return -1;
 }
 
+/* One 64-octet round trip on @fd: the ping, then its echo. */
+static int round_trip(int fd, char *buf, int mpa, int eor)
+{
+	ssize_t got;
+
+	if (send_msg(fd, buf, PP_SIZE, mpa, eor))
+		return -1;
+	got = recv_msg(fd, buf, PP_SIZE, mpa, 1);
+	if (got <= 0) {
+		if (!got)
+			set_err("EOF from the ponger");
+		return -1;
+	}
+	return 0;
+}
+
+static double median(double *v, unsigned long n)
+{
+	qsort(v, n, sizeof(*v), iw_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 {
 	int mpa = c->mpa;
 	char buf[PP_SIZE];
 	double *rtt, t, start, sum = 0;
 	unsigned long n = 0, i;
-	ssize_t got;
 
 	rtt = malloc(MAX_RTTS * sizeof(*rtt));
 	if (!rtt) {
@@ -778,16 +805,10 @@ static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 		t = iw_now_s();
 		if (t - start > secs + 0.2)
 			break;
-		if (send_msg(fd, buf, PP_SIZE, mpa, c->eor))
+		if (round_trip(fd, buf, mpa, c->eor))
 			goto fail;
 		if (mpa && !i && mpa_check_info(fd, c->flags))
 			goto fail;
-		got = recv_msg(fd, buf, PP_SIZE, mpa, 1);
-		if (got <= 0) {
-			if (!got)
-				set_err("EOF from the ponger");
-			goto fail;
-		}
 		if (t - start >= 0.2)	/* warm-up */
 			rtt[n++] = iw_now_s() - t;
 	}
@@ -798,8 +819,7 @@ static int pinger(int fd, const struct cfg *c, double secs, struct result *r)
 	sh->tx_msgs = i;
 	for (i = 0; i < n; i++)
 		sum += rtt[i];
-	qsort(rtt, n, sizeof(*rtt), iw_cmp_double);
-	r->rtt_med_us = (n % 2 ? rtt[n / 2] : (rtt[n / 2 - 1] + rtt[n / 2]) / 2) * 1e6;
+	r->rtt_med_us = median(rtt, n) * 1e6;
 	r->rtt_mean_us = sum / n * 1e6;
 	r->nrtt = n;
 	free(rtt);
@@ -862,7 +882,7 @@ static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
 		ret = receiver(fd, size, c->mpa, warm, secs);
 out:
 	if (ret)
-		snprintf(sh->err, sizeof(sh->err), "receiver: %s", errbuf);
+		snprintf(sh->err, sizeof(sh->err), "receiver: %.240s", errbuf);
 	if (fd >= 0)
 		close(fd);
 	_exit(ret ? 1 : 0);
@@ -1038,6 +1058,191 @@ static int probe_mulpdu(unsigned int markers, __u32 *mulpdu)
  * One JSON line: a single run (@rounds 1) or the medians of a table cell.
  * Keys are stable; see mpa-bench(1).
  */
+/*
+ * --rtt-mix: the round trips of raw TCP (TCP_NODELAY), MPA without CRC
+ * and MPA with CRC (no markers) on three connections open at once, taken
+ * in turns of MIX_BLOCK round trips each. Under emulation the machine's
+ * speed drifts, raw TCP's included, by up to 2x for seconds at a time
+ * (Documentation/bench.rst); turns some 20 ms apart see the same machine.
+ * So each MPA turn is compared with the raw TCP turn just before it: the
+ * median of those ratios is the result, with each connection's median RTT
+ * (of its turns' medians) beside it.
+ */
+#define MIX_N		3
+#define MIX_BLOCK	100U		/* round trips per turn */
+#define MIX_MAX_TURNS	8192U
+#define MIX_SETS	5		/* connections made anew */
+
+static const struct cfg mix_cfgs[MIX_N] = {
+	{ "tcp", 0, 0, 0 },
+	{ "mpa nocrc nomarkers", 1, MPA_F_NO_CRC, 0 },
+	{ "mpa crc nomarkers", 1, 0, 0 },
+};
+
+/* connection @k of the mix: its responder child, then its startup */
+static int mix_connect(int k, int *fd, pid_t *pid, char *buf)
+{
+	const struct cfg *c = &mix_cfgs[k];
+	int lfd, port, j;
+
+	lfd = make_listener(&port);
+	if (lfd < 0)
+		return -1;
+	pid[k] = fork();
+	if (pid[k] < 0) {
+		set_err("fork: %s", strerror(errno));
+		close(lfd);
+		return -1;
+	}
+	if (!pid[k]) {
+		for (j = 0; j < k; j++)
+			close(fd[j]);
+		child_main(lfd, c, PP_SIZE, 1, 0, 0);
+	}
+	iw_bench_pin(source_cpu, "source");
+	fd[k] = connect_to(port);
+	close(lfd);
+	if (fd[k] < 0 || set_common_opts(fd[k], !c->mpa) ||
+	    (c->mpa && mpa_setup(fd[k], MPA_ROLE_INITIATOR, c->flags)))
+		return -1;
+	/* the first round trip ends the startup */
+	if (round_trip(fd[k], buf, c->mpa, 0) || (c->mpa && mpa_check_info(fd[k], c->flags)))
+		return -1;
+	return 0;
+}
+
+/*
+ * Turns for @secs seconds after 0.1 s of warm-up, appended to @turn
+ * (each connection's turn medians) from *@nt on; @sum adds up the round
+ * trips measured.
+ */
+static int mix_turns(const int *fd, double secs, double **turn, unsigned long *nt,
+		     double *sum, char *buf)
+{
+	double rtt[MIX_BLOCK], t, start = iw_now_s();
+	unsigned long i;
+	int k, warm;
+
+	while (*nt < MIX_MAX_TURNS && (t = iw_now_s()) - start < secs + 0.1) {
+		warm = t - start < 0.1;
+		for (k = 0; k < MIX_N; k++) {
+			for (i = 0; i < MIX_BLOCK; i++) {
+				t = iw_now_s();
+				if (round_trip(fd[k], buf, mix_cfgs[k].mpa, 0))
+					return -1;
+				rtt[i] = iw_now_s() - t;
+				sum[k] += warm ? 0 : rtt[i];
+			}
+			turn[k][*nt] = median(rtt, MIX_BLOCK);
+		}
+		*nt += !warm;
+	}
+	return 0;
+}
+
+/* one set of the three connections: made, measured for @secs, closed */
+static int mix_set(double secs, double **turn, unsigned long *nt, double *sum, char *buf)
+{
+	struct shared *base = sh;
+	int fd[MIX_N], k, status, ret = -1;
+	pid_t pid[MIX_N];
+
+	for (k = 0; k < MIX_N; k++) {
+		fd[k] = -1;
+		pid[k] = -1;
+	}
+	for (k = 0; k < MIX_N; k++) {
+		sh = base + k;
+		memset(sh, 0, sizeof(*sh));
+		if (mix_connect(k, fd, pid, buf))
+			goto out;
+	}
+	ret = mix_turns(fd, secs, turn, nt, sum, buf);
+out:
+	sh = base;
+	/* the responders end at EOF, or after a failure at the close */
+	for (k = 0; k < MIX_N; k++) {
+		if (fd[k] >= 0 && ret) {
+			close(fd[k]);
+			fd[k] = -1;
+		} else if (fd[k] >= 0) {
+			shutdown(fd[k], SHUT_WR);
+		}
+	}
+	for (k = 0; k < MIX_N; k++) {
+		if (pid[k] > 0 && (waitpid(pid[k], &status, 0) < 0 || !WIFEXITED(status) ||
+				   WEXITSTATUS(status))) {
+			if (!ret)
+				set_err("%s responder: %s", mix_cfgs[k].name,
+					base[k].err[0] ? base[k].err : "died");
+			ret = -1;
+		}
+		if (fd[k] >= 0)
+			close(fd[k]);
+	}
+	return ret;
+}
+
+/*
+ * MIX_SETS sets of connections one after the other, @secs in all: where
+ * the connections' memory lands shifts a run's round trips by a few per
+ * cent under emulation (the emulated TLB is direct-mapped), so a result
+ * spans several placements.
+ */
+static int run_rtt_mix(double secs, struct result *res)
+{
+	double *turn[MIX_N] = { NULL }, *v = NULL, sum[MIX_N] = { 0 };
+	unsigned long nt = 0, i;
+	char buf[PP_SIZE];
+	int k, set, ret = -1;
+
+	memset(res, 0, MIX_N * sizeof(*res));
+	memset(buf, 0x5a, sizeof(buf));
+	errbuf[0] = 0;
+	for (k = 0; k < MIX_N; k++) {
+		turn[k] = calloc(MIX_MAX_TURNS, sizeof(double));
+		if (!turn[k])
+			goto out;
+	}
+	v = calloc(MIX_MAX_TURNS, sizeof(double));
+	if (!v)
+		goto out;
+	fflush(NULL);
+	/* as in run_one(): an end without a CPU of its own runs on CPU 0 */
+	if (sink_cpu < 0 || source_cpu < 0)
+		iw_bench_pin(0, "ping-pong");
+	for (set = 0; set < MIX_SETS; set++)
+		if (mix_set(secs / MIX_SETS, turn, &nt, sum, buf))
+			goto out;
+	if (!nt) {
+		set_err("no turn measured");
+		goto out;
+	}
+	for (k = 0; k < MIX_N; k++) {
+		for (i = 0; i < nt; i++)
+			v[i] = turn[k][i] / turn[0][i];
+		res[k].rtt_ratio = median(v, nt);
+		res[k].rtt_med_us = median(turn[k], nt) * 1e6;
+		res[k].nrtt = nt * MIX_BLOCK;
+		res[k].rtt_mean_us = sum[k] / res[k].nrtt * 1e6;
+		res[k].msgs_s = 1e6 / res[k].rtt_mean_us;
+		res[k].turns = nt;
+		res[k].size = PP_SIZE;
+		res[k].mbps = -1;
+		res[k].cpu_gb = -1;
+		res[k].tick_cpu_gb = -1;
+		res[k].rx_cpu_gb = -1;
+		res[k].tx_cpu_gb = -1;
+	}
+	ret = 0;
+out:
+	iw_bench_unpin();
+	for (k = 0; k < MIX_N; k++)
+		free(turn[k]);
+	free(v);
+	return ret;
+}
+
 static void print_json(const struct cfg *c, int pingpong, const struct result *r,
 		       int rounds, double min, double max)
 {
@@ -1052,6 +1257,10 @@ static void print_json(const struct cfg *c, int pingpong, const struct result *r
 	iw_json_num("msgs_s", r->msgs_s, 1);
 	iw_json_num("rtt_us", pingpong ? r->rtt_med_us : -1, 2);
 	iw_json_num("rtt_mean_us", pingpong ? r->rtt_mean_us : -1, 2);
+	if (r->turns) {
+		iw_json_num("rtt_ratio_tcp", r->rtt_ratio, 4);
+		iw_json_num("turns", r->turns, 0);
+	}
 	iw_json_num("cpu_s_per_gb", r->cpu_gb, 3);
 	iw_json_num("cpu_tx_s_per_gb", r->tx_cpu_gb, 3);
 	iw_json_num("cpu_rx_s_per_gb", r->rx_cpu_gb, 3);
@@ -1297,6 +1506,26 @@ static int run_table(double secs, int rounds)
 	return failures ? 1 : 0;
 }
 
+static int rtt_mix_main(double secs)
+{
+	struct result res[MIX_N];
+	int k;
+
+	if (run_rtt_mix(secs, res)) {
+		fprintf(stderr, "mpa-bench: --rtt-mix: %s\n", errbuf);
+		return 1;
+	}
+	for (k = 0; k < MIX_N; k++) {
+		if (json)
+			print_json(&mix_cfgs[k], 1, &res[k], 1, -1, -1);
+		else
+			printf("%s: 64 B RTT median %.1f us, mean %.1f us, %.3fx TCP (%lu turns)\n",
+			       mix_cfgs[k].name, res[k].rtt_med_us, res[k].rtt_mean_us,
+			       res[k].rtt_ratio, res[k].turns);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -1310,6 +1539,7 @@ int main(int argc, char **argv)
 		{ "one-call", no_argument, NULL, 'O' },
 		{ "recv-lens", no_argument, NULL, 'R' },
 		{ "pingpong", no_argument, NULL, 'p' },
+		{ "rtt-mix", no_argument, NULL, 'X' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
@@ -1325,7 +1555,7 @@ int main(int argc, char **argv)
 	};
 	struct sockaddr_storage ss;
 	struct cfg c = { "mpa", 1, 0, 0 };
-	int opt, table = 0, pingpong = 0, rounds = 3;
+	int opt, table = 0, pingpong = 0, mix = 0, rounds = 3;
 	unsigned long size = 1024;
 	double secs = 2;
 	char *end, name[64];
@@ -1379,6 +1609,9 @@ int main(int argc, char **argv)
 		case 'p':
 			pingpong = 1;
 			break;
+		case 'X':
+			mix = 1;
+			break;
 		case 'T':
 			table = 1;
 			break;
@@ -1430,7 +1663,7 @@ int main(int argc, char **argv)
 	/* a bad address is a usage error, found before any output */
 	iw_bench_addr(family, listen_addr, 0, &ss);
 	iw_bench_addr(family, connect_addr, 0, &ss);
-	if ((table || (c.mpa && (c.flags & MPA_F_NO_CRC))) &&
+	if ((table || mix || (c.mpa && (c.flags & MPA_F_NO_CRC))) &&
 	    !iw_bench_no_crc_allowed("no CRC"))
 		return 1;
 	iw_bench_netns(sink_netns, source_netns, &sink_ns_fd, &source_ns_fd, &orig_ns_fd);
@@ -1439,7 +1672,9 @@ int main(int argc, char **argv)
 	iw_bench_pin(source_cpu, "source");
 	iw_bench_unpin();
 
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* one per responder: --rtt-mix has MIX_N at once */
+	sh = mmap(NULL, MIX_N * sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		perror("mpa-bench: mmap");
 		return 1;
@@ -1447,6 +1682,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (table)
 		return run_table(secs, rounds);
+	if (mix)
+		return rtt_mix_main(secs / 2);
 
 	if (pingpong) {
 		size = PP_SIZE;
