@@ -36,7 +36,8 @@ void ddp_rbuf_free(struct ddp_rbuf *b)
  * @priv: the ULP's cookie, see ddp_stream_priv(); whatever the callbacks
  *	need must be in place before the call, mpa_bind() may deliver at once
  *
- * The stream holds a reference on @pd.
+ * The stream holds a reference on @pd. The bind sets TCP_NODELAY on
+ * @sock. Process context, without the socket lock.
  * Return: the stream, or an ERR_PTR.
  */
 struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
@@ -86,6 +87,12 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	}
 	s->conn = conn;
 	ddp_set_version(s, conn);
+	/*
+	 * DDP messages do not wait for Nagle (RFC 5044 appendix A.2 leaves
+	 * that to the ULP): a message's last, short FPDU goes at once. The
+	 * socket's owner may set TCP_NODELAY to 0 again.
+	 */
+	tcp_sock_set_nodelay(sock->sk);
 	return s;
 }
 EXPORT_SYMBOL_GPL(ddp_stream_bind);

@@ -52,8 +52,11 @@ static void mpa_enter_full(struct mpa_conn *c, bool peer_markers)
 	mpa_dec_init(&c->rx, NULL, c->lflags & MPA_F_MARKERS, c->crc);
 	mpa_rx_set_place(c);
 	c->tx_base = tp->write_seq;
-	/* FPDUs must not wait for Nagle */
-	tp->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
+	/*
+	 * Nagle stays as the socket's owner set it (TCP_NODELAY): whether
+	 * small FPDUs may wait to share a segment is the ULP's choice (RFC
+	 * 5044 appendix A.2); DDP turns it off when it binds.
+	 */
 	mpa_set_state(c, MPA_S_FULL);
 }
 

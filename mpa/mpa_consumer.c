@@ -82,6 +82,9 @@ static void mpa_bind_takeover(struct mpa_conn *c)
  * @name: name of a registered consumer
  * @priv: the consumer's cookie, see mpa_conn_priv()
  *
+ * MPA leaves Nagle as it is on @sock: a consumer whose small FPDUs must
+ * not wait for an ACK sets TCP_NODELAY (tcp_sock_set_nodelay()).
+ *
  * Context: process context; takes the socket lock.
  * Return: the connection, or an ERR_PTR: -ENOENT for an unknown
  * consumer, or what setsockopt(TCP_ULP, "mpa") returns.

@@ -105,6 +105,30 @@ TEST_F(bind, bind_between_dribbled_octets)
 	expect_placed(_metadata, self);
 }
 
+/*
+ * MPA leaves Nagle to the socket's owner; DDP turns it off when it binds
+ * (a message's short last FPDU must not wait for an ACK), and the owner
+ * may turn it on again.
+ */
+TEST_F(bind, bind_turns_nagle_off)
+{
+	socklen_t len = sizeof(int);
+	int v = -1, zero = 0;
+
+	ASSERT_EQ(0, getsockopt(self->fds[1], IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	EXPECT_EQ(0, v);
+	self->sfd = iw_ddp_bind(self->pd, self->fds[1], 1);
+	ASSERT_LE(0, self->sfd);
+	ASSERT_EQ(0, getsockopt(self->fds[1], IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, setsockopt(self->fds[1], IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero)));
+	ASSERT_EQ(0, getsockopt(self->fds[1], IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	EXPECT_EQ(0, v);
+	tagged_fpdu(self, 4);
+	ASSERT_EQ(0, iw_writen(self->fds[0], self->wire, self->wlen));
+	expect_placed(_metadata, self);
+}
+
 /* A stream released and bound again receives (rx_stop stayed set once). */
 TEST_F(bind, rebind_after_unbind)
 {

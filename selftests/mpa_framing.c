@@ -885,6 +885,49 @@ TEST_F(framing, sendmmsg_packs_small_ulpdus)
 	EXPECT_EQ(segs + 4, iw_tcp_data_segs_out(self->fds[0]));
 }
 
+/*
+ * Nagle is the socket owner's choice (RFC 5044 appendix A.2): MPA leaves
+ * TCP_NODELAY as it was. In a namespace whose loopback delays every
+ * packet by 100 ms and with autocorking off, ten 64-octet send()s leave
+ * with Nagle on as two segments (the first at once, the other nine
+ * packed behind it when its ACK comes), and with TCP_NODELAY as ten.
+ * Each arrives as a message of its own either way.
+ */
+TEST(nagle_is_the_owners_choice)
+{
+	int fds[2] = { -1, -1 }, one = 1, v, i, k, fl;
+	socklen_t len = sizeof(v);
+	long long segs;
+	FILE *f;
+
+	ASSERT_EQ(0, mt_new_netns());
+	ASSERT_EQ(0, system("tc qdisc add dev lo root netem delay 100ms"));
+	f = fopen("/proc/sys/net/ipv4/tcp_autocorking", "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_LT(0, fputs("0", f));
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, fds, 0, 0, RAW_TMO_MS));
+	ASSERT_EQ(0, getsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	EXPECT_EQ(0, v);
+	mt_fill(ubuf, 10 * 64, 21);
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, mt_all_acked(fds[0]));
+		segs = iw_tcp_data_segs_out(fds[0]);
+		ASSERT_LT(0, segs);
+		for (i = 0; i < 10; i++)
+			ASSERT_EQ(64, send(fds[0], ubuf + i * 64, 64, 0));
+		for (i = 0; i < 10; i++) {
+			fl = 0;
+			ASSERT_EQ(64, mt_recv(fds[1], rbuf, sizeof(rbuf), 0, &fl));
+			EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC));
+			EXPECT_EQ(0, memcmp(rbuf, ubuf + i * 64, 64));
+		}
+		EXPECT_EQ(segs + (k ? 10 : 2), iw_tcp_data_segs_out(fds[0]));
+		ASSERT_EQ(0, setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
+	}
+	iw_close_pair(fds);
+}
+
 /* sendmsg() of @total octets from @buf with a control message of @n __u32s */
 static ssize_t send_lens(int fd, const void *buf, size_t total, int level,
 			 int type, const __u32 *lens, size_t n)

@@ -863,7 +863,7 @@ static void child_main(int lfd, const struct cfg *c, size_t size, int pingpong,
 		set_err("accept: %s", strerror(errno));
 		goto out;
 	}
-	if (set_common_opts(fd, (pingpong && !c->mpa) || c->eor))
+	if (set_common_opts(fd, pingpong || c->eor))
 		goto out;
 	if (c->mpa) {
 		if (mpa_setup(fd, MPA_ROLE_RESPONDER, c->flags))
@@ -942,7 +942,7 @@ static int run_one(const struct cfg *c, size_t size, int pingpong, double secs,
 	close(lfd);
 	if (fd < 0)
 		goto reap;
-	if (set_common_opts(fd, (pingpong && !c->mpa) || c->eor))
+	if (set_common_opts(fd, pingpong || c->eor))
 		goto reap;
 	if (c->mpa && mpa_setup(fd, MPA_ROLE_INITIATOR, c->flags))
 		goto reap;
@@ -1102,7 +1102,7 @@ static int mix_connect(int k, int *fd, pid_t *pid, char *buf)
 	iw_bench_pin(source_cpu, "source");
 	fd[k] = connect_to(port);
 	close(lfd);
-	if (fd[k] < 0 || set_common_opts(fd[k], !c->mpa) ||
+	if (fd[k] < 0 || set_common_opts(fd[k], 1) ||
 	    (c->mpa && mpa_setup(fd[k], MPA_ROLE_INITIATOR, c->flags)))
 		return -1;
 	/* the first round trip ends the startup */
