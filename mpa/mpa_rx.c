@@ -720,7 +720,7 @@ int mpa_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	lock_sock(sk);
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	for (;;) {
-		if (c->rx_defer && !(flags & MSG_PEEK) && mpa_rx_deferred(c)) {
+		if (!(flags & MSG_PEEK) && mpa_rx_deferred(c)) {
 			/* after -EFAULT the FPDU still waits in TCP */
 			ret = mpa_rx_direct(c, msg, len);
 			ulen = ret;
