@@ -59,4 +59,3 @@ void mpa_crc_exit(void)
 {
 	crypto_free_shash(mpa_crc_tfm);
 }
-

@@ -1052,12 +1052,6 @@ static int probe_mulpdu(unsigned int markers, __u32 *mulpdu)
 	return 0;
 }
 
-/* ---- report ---- */
-
-/*
- * One JSON line: a single run (@rounds 1) or the medians of a table cell.
- * Keys are stable; see mpa-bench(1).
- */
 /*
  * --rtt-mix: the round trips of raw TCP (TCP_NODELAY), MPA without CRC
  * and MPA with CRC (no markers) on three connections open at once, taken
@@ -1243,6 +1237,12 @@ out:
 	return ret;
 }
 
+/* ---- report ---- */
+
+/*
+ * One JSON line: a single run (@rounds 1) or the medians of a table cell.
+ * Keys are stable; see mpa-bench(1).
+ */
 static void print_json(const struct cfg *c, int pingpong, const struct result *r,
 		       int rounds, double min, double max)
 {
