@@ -472,16 +472,6 @@ static void mpa_rx_next(struct mpa_conn *c, const struct mpa_rxq *last)
 	mpa_rx_process(c);
 }
 
-/* consume desc->count octets of TCP's receive queue, look at none */
-static int mpa_skip_actor(read_descriptor_t *desc, struct sk_buff *skb,
-			  unsigned int offset, size_t len)
-{
-	size_t n = min(len, desc->count);
-
-	desc->count -= n;
-	return n;
-}
-
 /*
  * Hand @len octets of TCP's receive queue, from @off in @skb on, to @fn,
  * one piece per skb; stop at @fn's first error.
@@ -601,14 +591,17 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 
 /*
  * consume the @n octets of FPDUs that mpa_rx_take() read, the last one
- * @last, then go on
+ * @last, then go on; tcp_read_done() is TCP's call for octets read in
+ * its receive queue (as kTLS's parser reads them)
  */
 static int mpa_rx_consume(struct mpa_conn *c, u32 n, const struct mpa_rxq *last)
 {
-	read_descriptor_t desc = { .count = n };
+	const struct tcp_sock *tp = tcp_sk(c->sk);
+	u32 seq = tp->copied_seq;
 
-	tcp_read_sock(c->sk, &desc, mpa_skip_actor);
-	if (WARN_ON_ONCE(desc.count)) {
+	tcp_read_done(c->sk, n);
+	/* mpa_rx_take() found them whole there, under the socket lock */
+	if (WARN_ON_ONCE(tp->copied_seq - seq < n)) {
 		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
 		return -EIO;
 	}
