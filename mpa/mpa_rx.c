@@ -225,6 +225,29 @@ static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
 }
 
 /*
+ * TCP's receive queue is found by sequence number, never by adding up
+ * skb lengths: a segment that repeats octets already queued and carries
+ * new ones after them (a spurious retransmission) is queued whole, its
+ * start before rcv_nxt (tcp_data_queue()), so skbs may overlap. The
+ * octets they share are the same.
+ */
+
+/*
+ * The first skb from @skb on that holds the octet of sequence number
+ * @seq, and (*@off) its offset there; NULL if none does.
+ */
+static inline struct sk_buff *mpa_rxq_seq(struct sock *sk, struct sk_buff *skb,
+					  u32 seq, u32 *off)
+{
+	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
+		*off = seq - TCP_SKB_CB(skb)->seq;
+		if (*off < skb->len)
+			return skb;
+	}
+	return NULL;
+}
+
+/*
  * The skb of TCP's receive queue that holds the octet @at octets after
  * the first unread one, and (*@off) its offset there; NULL if none does.
  */
@@ -234,14 +257,7 @@ static inline struct sk_buff *mpa_rxq_skb(struct sock *sk, u32 at, u32 *off)
 
 	if (!skb)
 		return NULL;
-	*off = tcp_sk(sk)->copied_seq - TCP_SKB_CB(skb)->seq + at;
-	while (*off >= skb->len) {
-		if (skb_queue_is_last(&sk->sk_receive_queue, skb))
-			return NULL;
-		*off -= skb->len;
-		skb = skb_queue_next(&sk->sk_receive_queue, skb);
-	}
-	return skb;
+	return mpa_rxq_seq(sk, skb, tcp_sk(sk)->copied_seq + at, off);
 }
 
 /* an FPDU that waits in TCP's receive queue, found by mpa_rx_queued() */
@@ -265,13 +281,16 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 {
 	struct sock *sk = c->sk;
 	struct sk_buff *skb;
-	u32 have, n = 0;
+	u32 end, n = 0;
 	const u8 *p;
 	__be16 hdr;
 
 	skb = mpa_rxq_skb(sk, at, &q->off);
 	if (!skb)
 		return MPA_RXQ_EMPTY;
+	/* a SYN takes a sequence number: offsets in its skb are one off */
+	if (unlikely(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
+		return MPA_RXQ_PART;
 	p = mpa_skb_piece(skb, q->off, &n);
 	if (p && n >= sizeof(hdr))
 		q->ulen = get_unaligned_be16(p);
@@ -283,15 +302,13 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	q->wire = mpa_fpdu_plain_len(q->ulen);
 	q->fpdu = p && n >= q->wire ? p : NULL;
 	q->n = n;
-	/* the common case: whole in the piece found (no walk but for a SYN) */
-	if (q->fpdu && !(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
+	/* the common case: whole in the piece found (no walk) */
+	if (q->fpdu)
 		return MPA_RXQ_WHOLE;
-	have = 0;
+	/* whole once an skb reaches its end (the queue has no gaps) */
+	end = TCP_SKB_CB(skb)->seq + q->off + q->wire;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
-		if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN)
-			return MPA_RXQ_PART;
-		have += skb->len;
-		if (have - q->off >= q->wire)
+		if (!before(TCP_SKB_CB(skb)->seq + skb->len, end))
 			return MPA_RXQ_WHOLE;
 	}
 	return MPA_RXQ_PART;
@@ -473,29 +490,28 @@ static void mpa_rx_next(struct mpa_conn *c, const struct mpa_rxq *last)
 }
 
 /*
- * Hand @len octets of TCP's receive queue, from @off in @skb on, to @fn,
- * one piece per skb; stop at @fn's first error.
+ * Hand @len octets of TCP's receive queue, from the one at @off in @skb
+ * on, to @fn, one piece per skb that holds the next of them; stop at
+ * @fn's first error.
  */
 static int mpa_rx_walk(struct sock *sk, struct sk_buff *skb, u32 off, u32 len,
 		       int (*fn)(struct sk_buff *skb, u32 off, u32 n, void *arg),
 		       void *arg)
 {
-	u32 n;
+	u32 seq = TCP_SKB_CB(skb)->seq + off, n;
 	int ret;
 
-	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
-		if (!len)
-			break;
-		if (off >= skb->len) {
-			off -= skb->len;
-			continue;
-		}
+	while (len) {
+		skb = mpa_rxq_seq(sk, skb, seq, &off);
+		/* mpa_rx_queued() found them all queued */
+		if (WARN_ON_ONCE(!skb))
+			return -EFAULT;
 		n = min(skb->len - off, len);
 		ret = fn(skb, off, n, arg);
 		if (ret)
 			return ret;
+		seq += n;
 		len -= n;
-		off = 0;
 	}
 	return 0;
 }
