@@ -93,6 +93,8 @@
  * @tx_more: the sender has more FPDUs to follow (MSG_MORE): TCP may
  *	hold a short skb for them
  * @tx_busy: a flush is sending (and may sleep without the socket lock)
+ * @tx_begun: some of what MPA holds is in TCP already: the rest continues
+ *	TCP's last skb
  * @tx_shut: shutdown(SHUT_WR) was called: no new FPDU is accepted
  * @tx_fin: the FIN waits until the rest of the FPDU is in TCP
  * @tx_lock: serialises senders and the write-space worker
@@ -171,6 +173,7 @@ struct mpa_conn {
 	bool			tx_train;
 	bool			tx_more;
 	bool			tx_busy;
+	bool			tx_begun;
 	bool			tx_shut;
 	bool			tx_fin;
 	struct mutex		tx_lock;	/* see above */

@@ -40,6 +40,7 @@ void mpa_tx_release(struct mpa_conn *c)
 	c->tx_pend_len = 0;
 	c->tx_split = 0;
 	c->tx_train = false;
+	c->tx_begun = false;
 }
 
 /*
@@ -101,6 +102,7 @@ static void mpa_tx_sent(struct mpa_conn *c, u32 len)
 	unsigned int i;
 
 	c->tx_pend_len -= len;
+	c->tx_begun = true;
 	for (i = 0; i < c->tx_nfrag && len; i++) {
 		struct bio_vec *bv = &c->tx_frag[i];
 		u32 n = min(len, bv->bv_len);
@@ -111,6 +113,19 @@ static void mpa_tx_sent(struct mpa_conn *c, u32 len)
 		len -= n;
 	}
 	c->tx_pend_off += len;
+}
+
+/*
+ * The MSS TCP cuts segments with. TCP brings it up to date itself: when
+ * an ICMP "fragmentation needed" lowers the path MTU (tcp_v4_mtu_reduced(),
+ * deferred to release_sock() while MPA holds the socket) and before
+ * every send. SACK blocks in the header, present only while data arrives
+ * out of order, shrink TCP's segments below it, and then GSO can cut an
+ * FPDU (tcp_current_mss(), which counts them, is not exported).
+ */
+static u32 mpa_tx_mss(struct mpa_conn *c)
+{
+	return tcp_sk(c->sk)->mss_cache;
 }
 
 /*
@@ -131,10 +146,18 @@ int mpa_tx_flush(struct mpa_conn *c, int flags)
 	if (!c->tx_pend_len)
 		return 0;
 	flags &= MSG_DONTWAIT | MSG_NOSIGNAL;
-	/* a train joins TCP's last skb only if that has the frags for it */
+	/*
+	 * A train joins TCP's last skb only if that has the frags for it,
+	 * and, unless the train has begun there, only if that skb ends on a
+	 * segment boundary: TCP sends up to the peer's window edge, inside
+	 * an FPDU, and keeps the rest of that skb as a new one, which GSO
+	 * would cut from there on. The train starts an skb of its own and
+	 * its FPDUs start segments again.
+	 */
 	skb = tcp_write_queue_tail(sk);
 	if (c->tx_train && skb &&
-	    skb_shinfo(skb)->nr_frags + mpa_train_frags(c, 0) > MAX_SKB_FRAGS)
+	    ((!c->tx_begun && skb->len % mpa_tx_mss(c)) ||
+	     skb_shinfo(skb)->nr_frags + mpa_train_frags(c, 0) > MAX_SKB_FRAGS))
 		TCP_SKB_CB(skb)->eor = 1;
 	/* what is left after a partial send takes no more FPDUs */
 	c->tx_train_left = 0;
@@ -224,19 +247,6 @@ void mpa_tx_work(struct work_struct *work)
 u32 mpa_mulpdu_locked(const struct mpa_conn *c)
 {
 	return mpa_mulpdu(READ_ONCE(tcp_sk(c->sk)->mss_cache), c->markers_tx);
-}
-
-/*
- * The MSS TCP cuts segments with. TCP brings it up to date itself: when
- * an ICMP "fragmentation needed" lowers the path MTU (tcp_v4_mtu_reduced(),
- * deferred to release_sock() while MPA holds the socket) and before
- * every send. SACK blocks in the header, present only while data arrives
- * out of order, shrink TCP's segments below it, and then GSO can cut an
- * FPDU (tcp_current_mss(), which counts them, is not exported).
- */
-static u32 mpa_tx_mss(struct mpa_conn *c)
-{
-	return tcp_sk(c->sk)->mss_cache;
 }
 
 /*

@@ -1,23 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receive queues that only a retransmitting peer makes. A segment that
- * repeats octets the receiver has queued already and carries new ones
- * after them is queued whole, its sequence number before rcv_nxt
- * (tcp_data_queue(), "partial packet"): TCP's receive queue may hold
- * skbs that overlap, and whoever reads it in place must find octets by
- * sequence number, never by adding up skb lengths. A spurious
- * retransmission (a tail loss probe, an RTO while the ACK is on its way)
- * makes such a queue; loopback and veth never do it on demand.
+ * What only a TCP peer of the test's own can make: the peer is this
+ * program behind a TUN device in a network namespace of its own, speaking
+ * TCP by hand (the handshake, the module's Request, a Reply), so that it
+ * cuts, repeats and opens its window exactly where it wants. IPv4 only:
+ * what is tested is TCP's queues, the same for both families. Needs
+ * mpa.ko loaded and CONFIG_TUN.
  *
- * So here the peer is this program behind a TUN device in a network
- * namespace of its own, speaking TCP itself: it completes the handshake,
- * reads the module's Request, answers, and then sends a first segment
- * that ends inside an FPDU and a second one that repeats some octets
- * before that point (one octet, a header, a payload piece, a whole FPDU)
- * and carries the rest. The module must deliver each ULPDU once and
- * exact, CRC on and off, one ULPDU per recvmsg() or several
- * (MPA_RECV_LENS). IPv4 only: the queue is TCP's, the same for both.
- * Needs mpa.ko loaded and CONFIG_TUN.
+ * overlap: a segment that repeats octets the receiver has queued already
+ * and carries new ones after them is queued whole, its sequence number
+ * before rcv_nxt (tcp_data_queue(), "partial packet"): TCP's receive queue
+ * may hold skbs that overlap, and whoever reads it in place must find
+ * octets by sequence number, never by adding up skb lengths (a spurious
+ * retransmission makes such a queue; loopback and veth never do it on
+ * demand). The peer sends a first segment that ends inside an FPDU and a
+ * second one that repeats octets before that point (one octet, a header,
+ * a payload piece, a whole FPDU) and carries the rest. Each ULPDU must come
+ * once and exact, CRC on and off, one per recvmsg() or several
+ * (MPA_RECV_LENS).
+ *
+ * window: the peer's window edge inside an FPDU, and a train behind it
+ * (see there).
  */
 #include <linux/if_tun.h>
 #include <netinet/ip.h>
@@ -46,6 +49,7 @@ static const __u32 tq_len[] = { 100, 700, 300 };
 
 struct tq_peer {
 	int tun;
+	__u16 window;		/* the window the peer advertises, 0: 65535 */
 	__u16 rport;		/* the module's port */
 	__u32 irs;		/* the module's initial sequence number */
 	__u32 rcv_nxt;		/* next octet expected from the module */
@@ -94,7 +98,7 @@ static int tq_send(struct tq_peer *t, __u8 flags, __u32 seq, const void *data,
 	p.tcp.ack_seq = htonl(t->rcv_nxt);
 	p.tcp.doff = (sizeof(p.tcp) + opt_len) / 4;
 	p.tcp.th_flags = flags;
-	p.tcp.window = htons(65535);
+	p.tcp.window = htons(t->window ? t->window : 65535);
 	memcpy(p.data, data, len);
 	/* pseudo header: addresses, protocol, TCP length */
 	sum = (ntohl(p.ip.saddr) >> 16) + (ntohl(p.ip.saddr) & 0xffff) +
@@ -394,6 +398,133 @@ TEST_F(overlap, each_ulpdu_once)
 	ASSERT_EQ(0, iw_mpa_info(self->fd, &info));
 	EXPECT_EQ(MPA_S_FULL, info.state);
 	EXPECT_EQ(0, info.error);
+}
+
+/*
+ * The window edge inside an FPDU: TCP sends up to it (a segment that ends
+ * inside an FPDU) and keeps the rest of that skb as an skb of its own.
+ * A train that began while that skb was whole (its first FPDU waiting in
+ * MPA for more, MSG_MORE) must not join the rest when it goes to TCP, or
+ * GSO cuts every FPDU of the train off its segment start: it starts an
+ * skb of its own, and its FPDUs start segments again (RFC 5044 section 5,
+ * Appendix A.1).
+ */
+FIXTURE(window)
+{
+	struct tq_peer t;
+	int fd;
+};
+
+FIXTURE_SETUP(window)
+{
+	self->fd = -1;
+	self->t.tun = tq_tun();
+	if (self->t.tun < 0)
+		SKIP(return, "no TUN device (CONFIG_TUN, CAP_NET_ADMIN): %s",
+		     strerror(errno));
+	ASSERT_EQ(0, tq_connect(&self->t, &self->fd, true));
+}
+
+FIXTURE_TEARDOWN(window)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->t.tun >= 0)
+		close(self->t.tun);
+}
+
+#define TW_TRAIN	3	/* FPDUs of one segment each per sendmsg() */
+#define TW_EDGE		2000	/* the window the peer opens first */
+
+/* a train of TW_TRAIN ULPDUs of @len octets in one sendmsg() */
+static int tw_send(int fd, const __u8 *buf, __u32 len)
+{
+	union {
+		char buf[CMSG_SPACE(TW_TRAIN * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = TW_TRAIN * len };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	unsigned int i;
+
+	cm->cmsg_level = SOL_MPA;
+	cm->cmsg_type = MPA_CMSG_LENS;
+	cm->cmsg_len = CMSG_LEN(TW_TRAIN * sizeof(__u32));
+	for (i = 0; i < TW_TRAIN; i++)
+		((__u32 *)CMSG_DATA(cm))[i] = len;
+	/* never waits: the peer is this thread */
+	return sendmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)(TW_TRAIN * len) ? 0 : -1;
+}
+
+/* the peer's segments from the module until rcv_nxt reaches @base + @upto */
+static int tw_read(struct tq_peer *t, __u32 base, __u32 upto, __u32 *start,
+		   __u32 *lens, __u32 *n, __u32 max)
+{
+	static __u8 seg[4096];
+	struct tcphdr th;
+	int k;
+
+	while (t->rcv_nxt - base < upto) {
+		k = tq_recv(t, &th, seg, sizeof(seg));
+		if (k < 0)
+			return -1;
+		if (k && *n < max) {
+			start[*n] = ntohl(th.seq) - base;
+			lens[(*n)++] = k;
+		}
+	}
+	return t->rcv_nxt - base == upto ? 0 : -1;
+}
+
+TEST_F(window, train_after_edge_starts_segments)
+{
+	__u32 base, fpdu, total, start[64], lens[64], i, n = 0, at_train = 0;
+	static __u8 buf[TW_TRAIN * 2048];
+	struct mpa_info info;
+
+	if (self->t.tun < 0)
+		SKIP(return, "no TUN device");
+	ASSERT_EQ(0, iw_mpa_info(self->fd, &info));
+	/* MSS 1460 (the peer's SYN-ACK, no timestamps): FPDUs of 1460 */
+	fpdu = mpa_fpdu_plain_len(info.mulpdu);
+	ASSERT_EQ(1460, fpdu);
+	base = self->t.rcv_nxt;
+	total = 2 * TW_TRAIN * fpdu;
+	mt_fill(buf, sizeof(buf), 5);
+
+	/* window closed: the first train waits in TCP, one skb */
+	self->t.window = 1;
+	ASSERT_EQ(0, tq_send(&self->t, TH_ACK, TQ_ISS + 21, NULL, 0, 0));
+	ASSERT_EQ(0, tw_send(self->fd, buf, info.mulpdu));
+	/* the second train begins in MPA, behind that skb */
+	ASSERT_EQ(info.mulpdu, send(self->fd, buf, info.mulpdu, MSG_MORE | MSG_DONTWAIT));
+	/* TW_EDGE octets open: TCP cuts its skb there */
+	self->t.window = TW_EDGE;
+	ASSERT_EQ(0, tq_send(&self->t, TH_ACK, TQ_ISS + 21, NULL, 0, 0));
+	ASSERT_EQ(0, tw_read(&self->t, base, TW_EDGE, start, lens, &n, ARRAY_SIZE(start)));
+	/* the rest of the second train: it goes to TCP */
+	for (i = 1; i < TW_TRAIN; i++)
+		ASSERT_EQ(info.mulpdu, send(self->fd, buf, info.mulpdu,
+					    (i + 1 < TW_TRAIN ? MSG_MORE : 0) | MSG_DONTWAIT));
+	self->t.window = 0;	/* 65535 */
+	ASSERT_EQ(0, tq_send(&self->t, TH_ACK, TQ_ISS + 21, NULL, 0, 0));
+	ASSERT_EQ(0, tw_read(&self->t, base, total, start, lens, &n, ARRAY_SIZE(start)));
+
+	/* every segment of the second train starts an FPDU */
+	for (i = 0; i < n; i++) {
+		if (start[i] < TW_TRAIN * fpdu)
+			continue;
+		EXPECT_EQ(0, start[i] % fpdu) {
+			TH_LOG("segment at %u (%u octets) inside an FPDU", start[i], lens[i]);
+		}
+		if (start[i] == TW_TRAIN * fpdu)
+			at_train++;
+	}
+	EXPECT_LE(1, at_train);
 }
 
 TEST_HARNESS_MAIN
