@@ -929,29 +929,6 @@ TEST(nagle_is_the_owners_choice)
 	iw_close_pair(fds);
 }
 
-/* sendmsg() of @total octets from @buf with a control message of @n __u32s */
-static ssize_t send_lens(int fd, const void *buf, size_t total, int level,
-			 int type, const __u32 *lens, size_t n)
-{
-	union {
-		char b[CMSG_SPACE(16 * sizeof(__u32))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = total };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.b, .msg_controllen = CMSG_SPACE(n * sizeof(__u32)),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	memset(&ctl, 0, sizeof(ctl));
-	cm->cmsg_level = level;
-	cm->cmsg_type = type;
-	cm->cmsg_len = CMSG_LEN(n * sizeof(__u32));
-	memcpy(CMSG_DATA(cm), lens, n * sizeof(__u32));
-	return sendmsg(fd, &m, 0);
-}
-
 /*
  * MPA_CMSG_LENS: one sendmsg() sends several ULPDUs, of the lengths its
  * control message lists; the peer receives each as a message of its own.
@@ -976,8 +953,8 @@ TEST_F(framing, cmsg_lens_sends_many_ulpdus)
 		total += lens[i];
 	mt_fill(wbuf, total, 21);
 	fpdus = iw_mpa_stats_of(self->fds[0]).tx_fpdus;
-	ASSERT_EQ(total, send_lens(self->fds[0], wbuf, total, SOL_MPA, MPA_CMSG_LENS,
-				   lens, 5));
+	ASSERT_EQ(total, mt_send_lens(self->fds[0], wbuf, total, SOL_MPA, MPA_CMSG_LENS,
+				      lens, 5, 0));
 	for (i = 0; i < 5; i++) {
 		fl = 0;
 		memset(rbuf, 0, lens[i]);
@@ -992,16 +969,16 @@ TEST_F(framing, cmsg_lens_sends_many_ulpdus)
 	/* nothing goes */
 	bad[0] = 10;
 	bad[1] = 10;
-	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 25, SOL_MPA, MPA_CMSG_LENS, bad, 2));
+	EXPECT_EQ(-1, mt_send_lens(self->fds[0], wbuf, 25, SOL_MPA, MPA_CMSG_LENS, bad, 2, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 0, SOL_MPA, MPA_CMSG_LENS, bad, 0));
+	EXPECT_EQ(-1, mt_send_lens(self->fds[0], wbuf, 0, SOL_MPA, MPA_CMSG_LENS, bad, 0, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 20, SOL_MPA, 99, bad, 2));
+	EXPECT_EQ(-1, mt_send_lens(self->fds[0], wbuf, 20, SOL_MPA, 99, bad, 2, 0));
 	EXPECT_EQ(EINVAL, errno);
 	/* over any MULPDU, even one that grew since (lo on 6.12) */
 	bad[0] = 65536;
-	EXPECT_EQ(-1, send_lens(self->fds[0], wbuf, 65536, SOL_MPA, MPA_CMSG_LENS,
-				bad, 1));
+	EXPECT_EQ(-1, mt_send_lens(self->fds[0], wbuf, 65536, SOL_MPA, MPA_CMSG_LENS,
+				   bad, 1, 0));
 	EXPECT_EQ(EMSGSIZE, errno);
 	EXPECT_EQ(fpdus + 5, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 
@@ -1009,10 +986,10 @@ TEST_F(framing, cmsg_lens_sends_many_ulpdus)
 	bad[0] = 100;
 	bad[1] = 65536;
 	bad[2] = 5;
-	EXPECT_EQ(100, send_lens(self->fds[0], wbuf, 65641, SOL_MPA,
-				 MPA_CMSG_LENS, bad, 3));
+	EXPECT_EQ(100, mt_send_lens(self->fds[0], wbuf, 65641, SOL_MPA,
+				    MPA_CMSG_LENS, bad, 3, 0));
 	/* another level's control message: one ULPDU as without it */
-	EXPECT_EQ(300, send_lens(self->fds[0], wbuf + 100, 300, SOL_IP, 1, bad, 1));
+	EXPECT_EQ(300, mt_send_lens(self->fds[0], wbuf + 100, 300, SOL_IP, 1, bad, 1, 0));
 	EXPECT_EQ(100, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
 	EXPECT_EQ(0, memcmp(rbuf, wbuf, 100));
 	EXPECT_EQ(300, mt_recv(self->fds[1], rbuf, sizeof(rbuf), 0, NULL));
@@ -1020,38 +997,6 @@ TEST_F(framing, cmsg_lens_sends_many_ulpdus)
 	EXPECT_EQ(fpdus + 7, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
 	EXPECT_EQ(-1, recv(self->fds[1], rbuf, sizeof(rbuf), MSG_DONTWAIT));
 	EXPECT_EQ(EAGAIN, errno);
-}
-
-/*
- * recvmsg() with MPA_RECV_LENS: @size octets of buffer, room for exactly
- * @nlens lengths (0: no control buffer); the lengths in @lens, their number
- * in *@n (-1 without the control message), the flags in *@fl.
- */
-static ssize_t recv_lens(int fd, void *buf, size_t size, int nlens, int flags,
-			 __u32 *lens, int *n, int *fl)
-{
-	union {
-		char b[CMSG_SPACE(16 * sizeof(__u32))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = size };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = nlens ? ctl.b : NULL,
-		.msg_controllen = nlens ? CMSG_LEN(nlens * sizeof(__u32)) : 0,
-	};
-	struct cmsghdr *cm;
-	ssize_t r;
-
-	r = recvmsg(fd, &m, flags);
-	*fl = m.msg_flags;
-	*n = -1;
-	cm = nlens ? CMSG_FIRSTHDR(&m) : NULL;
-	if (r >= 0 && cm && cm->cmsg_level == SOL_MPA && cm->cmsg_type == MPA_CMSG_LENS) {
-		*n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(__u32);
-		memcpy(lens, CMSG_DATA(cm), *n * sizeof(__u32));
-	}
-	return r;
 }
 
 /*
@@ -1078,12 +1023,12 @@ static void recv_lens_many(struct __test_metadata *_metadata, int fds[2], int fa
 	EXPECT_EQ(-1, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &on, 2));
 	EXPECT_EQ(EINVAL, errno);
 	mt_fill(wbuf, 2000, 22);
-	ASSERT_EQ(1311, send_lens(fds[0], wbuf, 1311, SOL_MPA, MPA_CMSG_LENS, lens, 5));
+	ASSERT_EQ(1311, mt_send_lens(fds[0], wbuf, 1311, SOL_MPA, MPA_CMSG_LENS, lens, 5, 0));
 	ASSERT_EQ(0, mt_all_acked(fds[0]));
 
 	/* 10, 0 and 1000 fit in 1100 octets, 300 does not */
 	memset(rbuf, 0, 2000);
-	ASSERT_EQ(1010, recv_lens(fds[1], rbuf, 1100, 16, 0, got, &n, &fl));
+	ASSERT_EQ(1010, mt_recv_lens(fds[1], rbuf, 1100, 16, 0, got, &n, &fl));
 	EXPECT_EQ(MSG_EOR, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(10, got[0]);
@@ -1091,22 +1036,22 @@ static void recv_lens_many(struct __test_metadata *_metadata, int fds[2], int fa
 	EXPECT_EQ(1000, got[2]);
 	EXPECT_EQ(0, memcmp(rbuf, wbuf, 1010));
 	/* room for one length: one ULPDU */
-	ASSERT_EQ(300, recv_lens(fds[1], rbuf, sizeof(rbuf), 1, 0, got, &n, &fl));
+	ASSERT_EQ(300, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 1, 0, got, &n, &fl));
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(300, got[0]);
 	EXPECT_EQ(0, memcmp(rbuf, wbuf + 1010, 300));
 	/* no control buffer: one ULPDU, MSG_CTRUNC */
-	ASSERT_EQ(1, recv_lens(fds[1], rbuf, sizeof(rbuf), 0, 0, got, &n, &fl));
+	ASSERT_EQ(1, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 0, 0, got, &n, &fl));
 	EXPECT_EQ(MSG_EOR | MSG_CTRUNC, fl & (MSG_EOR | MSG_TRUNC | MSG_CTRUNC));
 	EXPECT_EQ(wbuf[1310], rbuf[0]);
 
 	/* MSG_PEEK: the first only, left in place */
-	ASSERT_EQ(18, send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(18, mt_send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3, 0));
 	ASSERT_EQ(0, mt_all_acked(fds[0]));
-	ASSERT_EQ(5, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, MSG_PEEK, got, &n, &fl));
+	ASSERT_EQ(5, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 16, MSG_PEEK, got, &n, &fl));
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(5, got[0]);
-	ASSERT_EQ(18, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(18, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(5, got[0]);
 	EXPECT_EQ(6, got[1]);
@@ -1116,12 +1061,12 @@ static void recv_lens_many(struct __test_metadata *_metadata, int fds[2], int fa
 	/* off again: one ULPDU per recvmsg(), no control message */
 	on = 0;
 	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &on, sizeof(on)));
-	ASSERT_EQ(18, send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3));
+	ASSERT_EQ(18, mt_send_lens(fds[0], wbuf, 18, SOL_MPA, MPA_CMSG_LENS, more, 3, 0));
 	ASSERT_EQ(0, mt_all_acked(fds[0]));
-	ASSERT_EQ(5, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(5, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	EXPECT_EQ(-1, n);
-	EXPECT_EQ(6, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
-	EXPECT_EQ(7, recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(6, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(7, mt_recv_lens(fds[1], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 }
 
 TEST_F(framing, recv_lens_returns_many_ulpdus)
@@ -1150,11 +1095,11 @@ TEST_F(framing, recv_lens_stops_at_crc_error)
 	wbuf[off / 5 * 4 - 1] ^= 0x01;
 	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
 	ASSERT_EQ(0, mt_all_acked(self->fds[1]));
-	ASSERT_EQ(300, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(300, mt_recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(100, got[2]);
 	EXPECT_EQ(0, memcmp(rbuf, ubuf, 300));
-	EXPECT_EQ(-1, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	EXPECT_EQ(-1, mt_recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	EXPECT_EQ(EBADMSG, errno);
 	EXPECT_EQ(3, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
@@ -1184,11 +1129,11 @@ TEST_F(framing, recv_lens_fault_keeps_the_rest)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + pg, pg, PROT_NONE));
 	/* 2500 octets before the hole */
-	ASSERT_EQ(2000, recv_lens(self->fds[0], map + pg - 2500, 4000, 16, 0, got, &n, &fl));
+	ASSERT_EQ(2000, mt_recv_lens(self->fds[0], map + pg - 2500, 4000, 16, 0, got, &n, &fl));
 	ASSERT_EQ(2, n);
 	EXPECT_EQ(1000, got[1]);
 	EXPECT_EQ(0, memcmp(map + pg - 2500, ubuf, 2000));
-	ASSERT_EQ(2000, recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
+	ASSERT_EQ(2000, mt_recv_lens(self->fds[0], rbuf, sizeof(rbuf), 16, 0, got, &n, &fl));
 	ASSERT_EQ(2, n);
 	EXPECT_EQ(0, memcmp(rbuf, ubuf + 2000, 2000));
 	EXPECT_EQ(4, iw_mpa_stats_of(self->fds[0]).rx_fpdus);

@@ -133,4 +133,63 @@ static int mt_allow_no_crc(int val)
 	return old;
 }
 
+/*
+ * sendmsg() with @flags of @total octets from @buf and a control message of
+ * @level and @type carrying the @n (at most 16) __u32s in @lens.
+ */
+static ssize_t mt_send_lens(int fd, const void *buf, size_t total, int level,
+			    int type, const __u32 *lens, size_t n, int flags)
+{
+	union {
+		char b[CMSG_SPACE(16 * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = total };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.b, .msg_controllen = CMSG_SPACE(n * sizeof(__u32)),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	memset(&ctl, 0, sizeof(ctl));
+	cm->cmsg_level = level;
+	cm->cmsg_type = type;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(__u32));
+	memcpy(CMSG_DATA(cm), lens, n * sizeof(__u32));
+	return sendmsg(fd, &m, flags);
+}
+
+/*
+ * recvmsg() with @flags and MPA_RECV_LENS: @size octets of buffer, room for
+ * exactly @nlens (at most 16) lengths (0: no control buffer); the lengths in
+ * @lens, their number in *@n (-1 without the control message), the flags in
+ * *@fl.
+ */
+static ssize_t mt_recv_lens(int fd, void *buf, size_t size, int nlens, int flags,
+			    __u32 *lens, int *n, int *fl)
+{
+	union {
+		char b[CMSG_SPACE(16 * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = nlens ? ctl.b : NULL,
+		.msg_controllen = nlens ? CMSG_LEN(nlens * sizeof(__u32)) : 0,
+	};
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	r = recvmsg(fd, &m, flags);
+	*fl = m.msg_flags;
+	*n = -1;
+	cm = nlens ? CMSG_FIRSTHDR(&m) : NULL;
+	if (r >= 0 && cm && cm->cmsg_level == SOL_MPA && cm->cmsg_type == MPA_CMSG_LENS) {
+		*n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(__u32);
+		memcpy(lens, CMSG_DATA(cm), *n * sizeof(__u32));
+	}
+	return r;
+}
+
 #endif /* _MPA_SOCK_UTIL_H */

@@ -321,28 +321,14 @@ static __u8 ulpdu[TQ_N][1024], stream[4096], got[4096];
  */
 static int tq_receive(int fd, bool several, __u32 *lens)
 {
-	union {
-		char buf[CMSG_SPACE(TQ_N * sizeof(__u32))];
-		struct cmsghdr align;
-	} ctl;
+	unsigned int n = 0;
 	size_t off = 0;
-	unsigned int n = 0, i, k;
-	struct cmsghdr *cm;
-	struct msghdr mh;
-	struct iovec iov;
+	int k, fl;
 	ssize_t r;
 
 	while (n < TQ_N) {
-		iov.iov_base = got + off;
-		iov.iov_len = sizeof(got) - off;
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		if (several) {
-			mh.msg_control = ctl.buf;
-			mh.msg_controllen = sizeof(ctl.buf);
-		}
-		r = recvmsg(fd, &mh, MSG_DONTWAIT);
+		r = mt_recv_lens(fd, got + off, sizeof(got) - off, several ? TQ_N - n : 0,
+				 MSG_DONTWAIT, lens + n, &k, &fl);
 		if (r < 0) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
@@ -350,14 +336,14 @@ static int tq_receive(int fd, bool several, __u32 *lens)
 				return -1;
 			continue;
 		}
-		if (!r || !(mh.msg_flags & MSG_EOR) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		if (!r || !(fl & MSG_EOR) || (fl & (MSG_TRUNC | MSG_CTRUNC)))
 			return -1;
-		cm = several ? CMSG_FIRSTHDR(&mh) : NULL;
-		if (several && (!cm || cm->cmsg_level != SOL_MPA || cm->cmsg_type != MPA_CMSG_LENS))
+		if (!several)
+			lens[n++] = r;
+		else if (k > 0)
+			n += k;
+		else
 			return -1;
-		k = cm ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(__u32) : 1;
-		for (i = 0; i < k && n < TQ_N; i++)
-			lens[n++] = cm ? ((__u32 *)CMSG_DATA(cm))[i] : r;
 		off += r;
 	}
 	return n;
@@ -452,25 +438,14 @@ FIXTURE_TEARDOWN(window)
 /* a train of TW_TRAIN ULPDUs of @len octets in one sendmsg() */
 static int tw_send(int fd, const __u8 *buf, __u32 len)
 {
-	union {
-		char buf[CMSG_SPACE(TW_TRAIN * sizeof(__u32))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = TW_TRAIN * len };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	__u32 lens[TW_TRAIN];
 	unsigned int i;
 
-	cm->cmsg_level = SOL_MPA;
-	cm->cmsg_type = MPA_CMSG_LENS;
-	cm->cmsg_len = CMSG_LEN(TW_TRAIN * sizeof(__u32));
 	for (i = 0; i < TW_TRAIN; i++)
-		((__u32 *)CMSG_DATA(cm))[i] = len;
+		lens[i] = len;
 	/* never waits: the peer is this thread */
-	return sendmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)(TW_TRAIN * len) ? 0 : -1;
+	return mt_send_lens(fd, buf, TW_TRAIN * len, SOL_MPA, MPA_CMSG_LENS, lens,
+			    TW_TRAIN, MSG_DONTWAIT) == (ssize_t)(TW_TRAIN * len) ? 0 : -1;
 }
 
 /* the peer's segments from the module until rcv_nxt reaches @base + @upto */
