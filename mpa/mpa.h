@@ -88,8 +88,8 @@
  *	it is closed
  * @tx_split: octets to send before the rest of the FPDU starts a new skb
  *	(tx_split_test), 0 normally
- * @tx_train: the FPDUs at @tx_page are a train of full segments that
- *	waits for more (mpa_send_locked())
+ * @tx_train: the FPDUs at @tx_page are a train that waits for more, each
+ *	within one segment (mpa_send_locked())
  * @tx_more: the sender has more FPDUs to follow (MSG_MORE): TCP may
  *	hold a short skb for them
  * @tx_busy: a flush is sending (and may sleep without the socket lock)

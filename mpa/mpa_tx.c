@@ -531,13 +531,17 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
 }
 
 /*
- * A train: FPDUs of exactly one segment each, sent with MSG_MORE, wait
+ * A train: FPDUs of at most one segment each, sent with MSG_MORE, wait
  * in MPA while they are contiguous in at most MPA_TRAIN_FRAGS page
- * fragments, until they fill one GSO skb, and go to TCP in one call that
- * fills its skbs with whole segments, which TSO and GSO cut at FPDU
- * boundaries. An FPDU of @wire octets can join the pending train if it
- * directly follows it in the same fragment, or starts the next one; one
- * shorter than a segment (the last of a DDP message) ends the train.
+ * fragments, until they fill one GSO skb, and go to TCP in one call.
+ * The train starts an skb on a segment boundary (mpa_tx_flush()), and
+ * an FPDU joins it only if it then lies within one segment: FPDUs of a
+ * full segment each, which TSO and GSO cut at FPDU boundaries, and short
+ * ones (64-octet messages of a sendmmsg(), the last FPDU of a DDP
+ * message) packed into a segment, which TCP then takes in one call
+ * instead of one per FPDU. An FPDU of @wire octets can join the pending
+ * train if it directly follows it in the same fragment, or starts the
+ * next one.
  */
 /* an FPDU of @wire octets fits right after the train in its fragment */
 static bool mpa_train_follows(const struct mpa_conn *c,
@@ -560,12 +564,14 @@ static u32 mpa_train_max(const struct sock *sk, u32 mss)
 	return segs > 1 ? segs * mss : U32_MAX;
 }
 
-static bool mpa_train_room(struct mpa_conn *c, u32 wire)
+static bool mpa_train_room(struct mpa_conn *c, u32 wire, u32 mss)
 {
 	struct page_frag *pfrag = mpa_tx_frag(c);
 	u32 off;
 
-	if (!c->tx_train || c->tx_busy || wire > c->tx_train_left)
+	/* the FPDU must lie within one segment of the train's skb */
+	if (!c->tx_train || c->tx_busy || wire > c->tx_train_left ||
+	    c->tx_pend_len % mss + wire > mss)
 		return false;
 	if (mpa_train_follows(c, pfrag, wire))
 		return mpa_train_frags(c, wire) <= MAX_SKB_FRAGS;
@@ -728,7 +734,7 @@ static int mpa_train_add(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	c->tx_more = true;
 	mpa_tx_count(c, len, mss);
 
-	if (span - mss >= mss || mpa_train_room(c, mss))
+	if (span - mss >= mss || mpa_train_room(c, mss, mss))
 		return len;
 	return mpa_tx_push(c, len, flags);
 }
@@ -738,7 +744,7 @@ static u32 mpa_train_takes(struct mpa_conn *c, u32 len, u32 mss)
 {
 	u32 span;
 
-	if (mpa_fpdu_plain_len(len) != mss)
+	if (mpa_fpdu_plain_len(len) != mss || c->tx_pend_len % mss)
 		return 0;
 	span = mpa_train_span(c);
 	return span >= mss ? span : 0;
@@ -759,9 +765,10 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	int ret;
 
 	wire = mpa_fpdu_plain_len(len);
-	train = (flags & MSG_MORE) && wire == mss;
+	/* with more to follow, an FPDU of one segment or less waits in MPA */
+	train = (flags & MSG_MORE) && wire <= mss;
 	/* any FPDU of at most one segment may join a pending train */
-	buf = c->tx_train && wire <= mss && mpa_train_room(c, wire) ?
+	buf = c->tx_train && wire <= mss && mpa_train_room(c, wire, mss) ?
 	      mpa_train_next(c, wire) : NULL;
 	if (buf) {
 		src->in_page = true;
@@ -772,8 +779,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 			return ret;
 		}
 		c->tx_pend_len += ret;
-		/* a short FPDU ends the train */
-		c->tx_train_left = ret == mss ? c->tx_train_left - ret : 0;
+		c->tx_train_left -= ret;
 		goto sent;
 	}
 	if (c->tx_pend_len) {
@@ -793,7 +799,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	if (c->markers_tx)
 		wire = mpa_fpdu_wire_len(pos, len, true);
 	/* from its first train on, a connection builds FPDUs in its own pages */
-	if (train && c->tx_cache_max && !c->markers_tx)
+	if (train && wire == mss && c->tx_cache_max && !c->markers_tx)
 		c->tx_own = true;
 	buf = mpa_tx_buf(c, wire, &page, &off);
 	if (!buf)
@@ -815,8 +821,8 @@ sent:
 	c->tx_more = flags & MSG_MORE;
 	mpa_tx_count(c, len, ret);
 
-	/* the train waits for the next FPDU, if one follows and fits */
-	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, mss))
+	/* the train waits for the next FPDU, if one follows and one as long fits */
+	if ((flags & MSG_MORE) && c->tx_train && mpa_train_room(c, ret, mss))
 		return len;
 	return mpa_tx_push(c, len, flags);
 }

@@ -297,6 +297,47 @@ TEST_F(stat, train_of_one_sendmsg)
 	EXPECT_EQ(2, self->v[TX_TRAINS]);
 }
 
+/*
+ * Short FPDUs with more to follow are packed in MPA, one segment at a
+ * time, and go to TCP in one call per segment. 45 ULPDUs of 64 octets
+ * (72 on the wire) with an MSS of 1448 (1436 with timestamps): 20 (19)
+ * fit in a segment, so they make three packs, counted as trains, and
+ * leave as three segments, each starting with an FPDU.
+ */
+static int send_small_fpdus(struct __test_metadata *_metadata, bool one_call,
+			    unsigned long *v)
+{
+	long long segs;
+	__u32 mulpdu;
+	int fds[2];
+
+	ASSERT_EQ(0, full_pair(_metadata, fds, &mulpdu));
+	segs = iw_tcp_data_segs_out(fds[0]);
+	ASSERT_LT(0, segs);
+	ASSERT_EQ(0, full_batch(_metadata, fds, 64, 45, one_call));
+	EXPECT_EQ(segs + 3, iw_tcp_data_segs_out(fds[0]));
+	EXPECT_EQ(45, iw_mpa_stats_of(fds[1]).rx_fpdus);
+	ASSERT_EQ(0, read_stats(v));
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+TEST_F(stat, small_fpdus_packed_per_segment)
+{
+	ASSERT_EQ(0, send_small_fpdus(_metadata, false, self->v));
+	EXPECT_EQ(45, self->v[TX_FPDUS]);
+	EXPECT_EQ(3, self->v[TX_TRAINS]);
+}
+
+/* the same 45 in one sendmsg() with MPA_CMSG_LENS: the same packs */
+TEST_F(stat, small_fpdus_packed_in_one_sendmsg)
+{
+	ASSERT_EQ(0, send_small_fpdus(_metadata, true, self->v));
+	EXPECT_EQ(45, self->v[TX_FPDUS]);
+	EXPECT_EQ(3, self->v[TX_TRAINS]);
+}
+
 static int set_page_cache(unsigned int pages, unsigned int *old)
 {
 	const char *p = "/sys/module/mpa/parameters/tx_page_cache";
