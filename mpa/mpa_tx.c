@@ -252,18 +252,30 @@ u32 mpa_mulpdu_locked(const struct mpa_conn *c)
 /*
  * Alignment (RFC 5044 section 5.1 and appendix A.1): TCP cuts an skb
  * into segments of @mss octets from its first one, here an FPDU's first
- * octet. The next FPDU, of @wire octets, may join the unsent skb at the
- * tail of the write queue only if it then lies within one such segment:
- * FPDUs of exactly @mss octets form a train that TSO or GSO cuts at FPDU
- * boundaries, small FPDUs share a segment while the previous one waits
- * (Nagle, autocork, MSG_MORE). Otherwise the tail skb is closed and the
- * FPDU starts a new one.
+ * octet. An FPDU of @wire octets that follows @len octets of such an skb
+ * lies within one segment if this holds.
  */
-static void mpa_tx_place(struct sock *sk, u32 wire, u32 mss)
+static inline bool mpa_seg_fits(u32 len, u32 wire, u32 mss)
+{
+	return len % mss + wire <= mss;
+}
+
+/*
+ * The next FPDU, of @wire octets at @off in its page, may join the unsent
+ * skb at the tail of the write queue only if it then lies within one
+ * segment and the skb has the frags for it (or TCP cuts the skb where
+ * they run out, inside the FPDU): FPDUs of exactly @mss octets form a
+ * train that TSO or GSO cuts at FPDU boundaries, small FPDUs share a
+ * segment while the previous one waits (Nagle, autocork, MSG_MORE).
+ * Otherwise the tail skb is closed and the FPDU starts a new one.
+ */
+static void mpa_tx_place(struct sock *sk, u32 off, u32 wire, u32 mss)
 {
 	struct sk_buff *skb = tcp_write_queue_tail(sk);
 
-	if (skb && !TCP_SKB_CB(skb)->eor && skb->len % mss + wire > mss)
+	if (skb && !TCP_SKB_CB(skb)->eor &&
+	    (!mpa_seg_fits(skb->len, wire, mss) ||
+	     skb_shinfo(skb)->nr_frags + iwarp_tcp_frags(off, wire) > MAX_SKB_FRAGS))
 		TCP_SKB_CB(skb)->eor = 1;
 }
 
@@ -571,7 +583,7 @@ static bool mpa_train_room(struct mpa_conn *c, u32 wire, u32 mss)
 
 	/* the FPDU must lie within one segment of the train's skb */
 	if (!c->tx_train || c->tx_busy || wire > c->tx_train_left ||
-	    c->tx_pend_len % mss + wire > mss)
+	    !mpa_seg_fits(c->tx_pend_len, wire, mss))
 		return false;
 	if (mpa_train_follows(c, pfrag, wire))
 		return mpa_train_frags(c, wire) <= MAX_SKB_FRAGS;
@@ -810,7 +822,7 @@ static int mpa_tx_fpdu(struct mpa_conn *c, struct mpa_src *src, u32 len,
 		mpa_tx_release(c);
 		return ret;
 	}
-	mpa_tx_place(sk, ret, mss);
+	mpa_tx_place(sk, off, ret, mss);
 	c->tx_pend_off = off;
 	c->tx_pend_len = ret;
 	c->tx_split = min_t(u32, READ_ONCE(mpa_tx_split_test), ret);
