@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * iWARP wire formats: MPA (RFC 5044) and DDP (RFC 5041).
+ * iWARP wire formats: MPA (RFC 5044), DDP (RFC 5041) and RDMAP (RFC 5040).
  *
  * This is the only place where on-the-wire layouts are defined. It is
  * shared by the kernel modules, the user-space unit tests, the fuzzers
@@ -147,5 +147,96 @@ struct ddp_untagged_hdr {
 #define DDP_WIRE_ECODE_U_INVALID_MO		0x04
 #define DDP_WIRE_ECODE_U_MSG_TOO_LONG	0x05	/* too long for the buffer */
 #define DDP_WIRE_ECODE_U_INVALID_DV		0x06
+
+/* ---- RDMAP (RFC 5040 section 4) ---- */
+
+/*
+ * The RDMAP control field is the first octet of DDP's RsvdULP field, in
+ * tagged and untagged headers: RV (2 bits, 01b), reserved (2 bits, sent
+ * as 0), opcode (4 bits). In an untagged header the other 32 bits of
+ * RsvdULP carry the STag to invalidate (Send with Invalidate, Send with
+ * Solicited Event and Invalidate) and are 0 otherwise.
+ */
+#define RDMAP_WIRE_RV			0x40	/* RV = 01b */
+#define RDMAP_WIRE_RV_MASK		0xc0
+#define RDMAP_WIRE_CTRL_RSVD		0x30
+#define RDMAP_WIRE_OP_MASK		0x0f
+
+/* opcodes (RFC 5040 section 4.2, Figure 5); 0x8 to 0xf are reserved */
+#define RDMAP_WIRE_OP_WRITE		0x0	/* tagged */
+#define RDMAP_WIRE_OP_READ_REQ		0x1	/* untagged, QN 1 */
+#define RDMAP_WIRE_OP_READ_RESP		0x2	/* tagged */
+#define RDMAP_WIRE_OP_SEND		0x3	/* untagged, QN 0 */
+#define RDMAP_WIRE_OP_SEND_INV		0x4	/* untagged, QN 0 */
+#define RDMAP_WIRE_OP_SEND_SE		0x5	/* untagged, QN 0 */
+#define RDMAP_WIRE_OP_SEND_SE_INV	0x6	/* untagged, QN 0 */
+#define RDMAP_WIRE_OP_TERMINATE		0x7	/* untagged, QN 2 */
+
+/* untagged queues (RFC 5040 section 5.1) */
+#define RDMAP_WIRE_QN_SEND		0
+#define RDMAP_WIRE_QN_READ_REQ		1
+#define RDMAP_WIRE_QN_TERMINATE		2
+#define RDMAP_WIRE_NQUEUES		3
+
+/**
+ * struct rdmap_wire_read_req - RDMA Read Request header (RFC 5040 4.4), 28 octets
+ * @sink_stag: Data Sink STag, where the Read Response is placed
+ * @sink_to: Data Sink Tagged Offset
+ * @size: RDMA Read Message Size in octets
+ * @src_stag: Data Source STag, what is read
+ * @src_to: Data Source Tagged Offset
+ */
+struct rdmap_wire_read_req {
+	__be32	sink_stag;
+	__be64	sink_to;
+	__be32	size;
+	__be32	src_stag;
+	__be64	src_to;
+} __attribute__((packed));
+
+/*
+ * Terminate (RFC 5040 section 4.8): a 32-bit control field, Layer (4
+ * bits), EType (4), Error Code (8), Hdrct (3: M, D, R), reserved (13);
+ * then, when D or R is set, the DDP Segment Length (16 bits, valid when M
+ * is set), the terminated DDP header (14 or 18 octets by its T bit) and,
+ * when R is set, the terminated RDMA Read Request header (28 octets).
+ */
+#define RDMAP_WIRE_TERM_LAYER_SHIFT	28
+#define RDMAP_WIRE_TERM_ETYPE_SHIFT	24
+#define RDMAP_WIRE_TERM_ECODE_SHIFT	16
+#define RDMAP_WIRE_TERM_M		0x00008000	/* DDP Segment Length valid */
+#define RDMAP_WIRE_TERM_D		0x00004000	/* DDP header included */
+#define RDMAP_WIRE_TERM_R		0x00002000	/* RDMA header included */
+#define RDMAP_WIRE_TERM_RSVD		0x00001fff
+
+/**
+ * struct rdmap_wire_term - Terminate control field (RFC 5040 Figure 12)
+ * @ctrl: Layer, EType, Error Code, Hdrct and reserved bits
+ */
+struct rdmap_wire_term {
+	__be32	ctrl;
+};
+
+/* the layer that found the error (RFC 5040 section 7.1) */
+#define RDMAP_WIRE_LAYER_RDMAP		0x0
+#define RDMAP_WIRE_LAYER_DDP		0x1	/* EType and code: DDP_WIRE_* */
+#define RDMAP_WIRE_LAYER_LLP		0x2	/* EType 0 (MPA), code: MPA_ERR_* */
+
+/* RDMAP layer error types and codes (RFC 5040 section 7.2) */
+#define RDMAP_WIRE_ETYPE_CATASTROPHIC	0x0	/* local catastrophic */
+#define RDMAP_WIRE_ETYPE_PROTECTION	0x1	/* remote protection error */
+#define RDMAP_WIRE_ETYPE_OPERATION	0x2	/* remote operation error */
+
+#define RDMAP_WIRE_ECODE_INVALID_STAG	0x00	/* protection */
+#define RDMAP_WIRE_ECODE_BASE_BOUNDS	0x01	/* protection */
+#define RDMAP_WIRE_ECODE_ACCESS		0x02	/* protection: access rights */
+#define RDMAP_WIRE_ECODE_STAG_NOT_ASSOC	0x03	/* protection: other stream/PD */
+#define RDMAP_WIRE_ECODE_TO_WRAP	0x04	/* protection */
+#define RDMAP_WIRE_ECODE_VERSION	0x05	/* operation: invalid RDMAP version */
+#define RDMAP_WIRE_ECODE_OPCODE		0x06	/* operation: unexpected opcode */
+#define RDMAP_WIRE_ECODE_CATA_STREAM	0x07	/* operation: catastrophic, this stream */
+#define RDMAP_WIRE_ECODE_CATA_GLOBAL	0x08	/* operation: catastrophic, global */
+#define RDMAP_WIRE_ECODE_NO_INVALIDATE	0x09	/* STag cannot be invalidated */
+#define RDMAP_WIRE_ECODE_UNSPECIFIED	0xff
 
 #endif /* _UAPI_LINUX_IWARP_WIRE_H */

@@ -9,6 +9,7 @@
 #define U8_MAX		((u8)~0U)
 #define U16_MAX		((u16)~0U)
 #define U32_MAX		((u32)~0U)
+#define U64_MAX		((u64)~0ULL)
 
 #define min(a, b) ({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); \
 		     _a < _b ? _a : _b; })
