@@ -47,41 +47,7 @@
  * IW_EXIT_TERM, IW_EXIT_SYS, IW_EXIT_USAGE
  */
 
-/* RDMAP (RFC 5040) */
-#define RDMAP_RV		0x40	/* RV = 01 in the control octet */
-#define RDMAP_RV_MASK		0xc0
-#define RDMAP_RSVD_MASK		0x30
-#define RDMAP_OP_MASK		0x0f
-
-enum rdmap_opcode {
-	RDMAP_WRITE = 0,
-	RDMAP_READ_REQ,
-	RDMAP_READ_RESP,
-	RDMAP_SEND,
-	RDMAP_SEND_INV,
-	RDMAP_SEND_SE,
-	RDMAP_SEND_SE_INV,
-	RDMAP_TERMINATE,
-};
-
-#define QN_SEND		0
-#define QN_READ_REQ	1
-#define QN_TERMINATE	2
-#define NQUEUES		3
-
-/* Terminate control: layer, error type, error code (RFC 5040 4.8) */
-#define TERM_LAYER_RDMAP	0x0
-#define TERM_LAYER_DDP		0x1
-#define TERM_LAYER_LLP		0x2
-#define TERM_ETYPE_CATASTROPHIC	0x0
-#define TERM_ETYPE_PROTECTION	0x1
-#define TERM_ETYPE_OPERATION	0x2
-#define TERM_ECODE_INV_STAG	0x00
-#define TERM_ECODE_BOUNDS	0x01
-#define TERM_ECODE_ACCESS	0x02
-#define TERM_ECODE_VERSION	0x05
-#define TERM_ECODE_OPCODE	0x06
-#define TERM_ECODE_UNSPECIFIED	0xff
+/* RDMAP (RFC 5040): include/uapi/linux/iwarp_wire.h */
 
 /* posted receive buffers per queue and their size */
 #define NRECV_SEND	8
@@ -108,7 +74,7 @@ struct rping_info {
  * STag (4), sink TO (8), RDMA Read message size (4), source STag (4),
  * source TO (8). Not naturally aligned: built octet by octet.
  */
-#define RREQ_LEN	28
+#define RREQ_LEN	((__u32)sizeof(struct rdmap_wire_read_req))
 
 static void put_be(__u8 *p, __u64 v, unsigned int n)
 {
@@ -234,36 +200,36 @@ static const char *op_name(unsigned int op)
 static const char *term_name(unsigned int layer, unsigned int etype,
 			     unsigned int ecode)
 {
-	if (layer == TERM_LAYER_RDMAP) {
-		if (etype == TERM_ETYPE_CATASTROPHIC)
+	if (layer == RDMAP_WIRE_LAYER_RDMAP) {
+		if (etype == RDMAP_WIRE_ETYPE_CATASTROPHIC)
 			return "RDMAP: local catastrophic";
-		if (etype == TERM_ETYPE_PROTECTION) {
+		if (etype == RDMAP_WIRE_ETYPE_PROTECTION) {
 			switch (ecode) {
-			case TERM_ECODE_INV_STAG:
+			case RDMAP_WIRE_ECODE_INVALID_STAG:
 				return "RDMAP protection: invalid STag";
-			case TERM_ECODE_BOUNDS:
+			case RDMAP_WIRE_ECODE_BASE_BOUNDS:
 				return "RDMAP protection: base or bounds violation";
-			case TERM_ECODE_ACCESS:
+			case RDMAP_WIRE_ECODE_ACCESS:
 				return "RDMAP protection: access rights violation";
-			case 0x03:
+			case RDMAP_WIRE_ECODE_STAG_NOT_ASSOC:
 				return "RDMAP protection: STag not associated with the stream";
-			case 0x04:
+			case RDMAP_WIRE_ECODE_TO_WRAP:
 				return "RDMAP protection: TO wrap";
-			case 0x09:
+			case RDMAP_WIRE_ECODE_NO_INVALIDATE:
 				return "RDMAP protection: STag cannot be invalidated";
 			default:
 				return "RDMAP protection error";
 			}
 		}
-		if (etype == TERM_ETYPE_OPERATION) {
+		if (etype == RDMAP_WIRE_ETYPE_OPERATION) {
 			switch (ecode) {
-			case TERM_ECODE_VERSION:
+			case RDMAP_WIRE_ECODE_VERSION:
 				return "RDMAP operation: invalid RDMAP version";
-			case TERM_ECODE_OPCODE:
+			case RDMAP_WIRE_ECODE_OPCODE:
 				return "RDMAP operation: unexpected opcode";
-			case 0x07:
+			case RDMAP_WIRE_ECODE_CATA_STREAM:
 				return "RDMAP operation: catastrophic, local to the stream";
-			case 0x08:
+			case RDMAP_WIRE_ECODE_CATA_GLOBAL:
 				return "RDMAP operation: catastrophic, global";
 			default:
 				return "RDMAP operation error";
@@ -271,14 +237,14 @@ static const char *term_name(unsigned int layer, unsigned int etype,
 		}
 		return "RDMAP error";
 	}
-	if (layer == TERM_LAYER_DDP) {
+	if (layer == RDMAP_WIRE_LAYER_DDP) {
 		if (etype == DDP_WIRE_ETYPE_TAGGED)
 			return "DDP tagged buffer error";
 		if (etype == DDP_WIRE_ETYPE_UNTAGGED)
 			return "DDP untagged buffer error";
 		return "DDP catastrophic error";
 	}
-	if (layer == TERM_LAYER_LLP)
+	if (layer == RDMAP_WIRE_LAYER_LLP)
 		return ecode ? iw_mpa_err_name(ecode) : "LLP (MPA) error";
 	return "unknown layer";
 }
@@ -296,16 +262,17 @@ static void post_all(struct peer *p)
 	unsigned int i;
 
 	for (i = 0; i < NRECV; i++) {
-		p->rb[i].qn = i < NRECV_SEND ? QN_SEND :
-			      i < NRECV_SEND + NRECV_RREQ ? QN_READ_REQ : QN_TERMINATE;
+		p->rb[i].qn = i < NRECV_SEND ? RDMAP_WIRE_QN_SEND :
+			      i < NRECV_SEND + NRECV_RREQ ? RDMAP_WIRE_QN_READ_REQ :
+			      RDMAP_WIRE_QN_TERMINATE;
 		post_recv(p, i);
 	}
 }
 
 static int send_msg(struct peer *p, const void *buf, size_t len, int tagged,
-		    __u32 qn, __u32 stag, __u64 to, enum rdmap_opcode op)
+		    __u32 qn, __u32 stag, __u64 to, unsigned int op)
 {
-	const __u8 rsvdulp[5] = { RDMAP_RV | op };
+	const __u8 rsvdulp[5] = { RDMAP_WIRE_RV | op };
 	int ret;
 
 	if (tagged)
@@ -323,7 +290,7 @@ static int send_msg(struct peer *p, const void *buf, size_t len, int tagged,
 }
 
 static void send_or_die(struct peer *p, const void *buf, size_t len, int tagged,
-			__u32 qn, __u32 stag, __u64 to, enum rdmap_opcode op)
+			__u32 qn, __u32 stag, __u64 to, unsigned int op)
 {
 	int ret = send_msg(p, buf, len, tagged, qn, stag, to, op);
 
@@ -337,13 +304,15 @@ static void send_or_die(struct peer *p, const void *buf, size_t len, int tagged,
 static void terminate(struct peer *p, unsigned int layer, unsigned int etype,
 		      unsigned int ecode, int status)
 {
-	__be32 ctrl = htobe32(layer << 28 | etype << 24 | ecode << 16);
+	__be32 ctrl = htobe32(layer << RDMAP_WIRE_TERM_LAYER_SHIFT |
+			       etype << RDMAP_WIRE_TERM_ETYPE_SHIFT |
+			       ecode << RDMAP_WIRE_TERM_ECODE_SHIFT);
 	int ret;
 
 	iw_msg("sending Terminate: layer %u, type 0x%x, code 0x%02x (%s)", layer,
 	       etype, ecode, term_name(layer, etype, ecode));
-	ret = send_msg(p, &ctrl, sizeof(ctrl), 0, QN_TERMINATE, 0, 0,
-		       RDMAP_TERMINATE);
+	ret = send_msg(p, &ctrl, sizeof(ctrl), 0, RDMAP_WIRE_QN_TERMINATE, 0, 0,
+		       RDMAP_WIRE_OP_TERMINATE);
 	if (ret)
 		iw_msg("the Terminate could not be sent: %s", strerror(-ret));
 	exit(status);
@@ -381,8 +350,8 @@ static void serve_read(struct peer *p, const __u8 *data, __u32 len)
 
 	if (len != RREQ_LEN) {
 		iw_msg("RDMA Read Request of %u octets, not %u", len, RREQ_LEN);
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+			  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		return;
 	}
 	sink_stag = get_be(data, 4);
@@ -399,27 +368,27 @@ static void serve_read(struct peer *p, const __u8 *data, __u32 len)
 			m = &p->mr[i];
 	if (!m) {
 		iw_msg("RDMA Read Request for unknown STag 0x%08x", src_stag);
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_INV_STAG, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_PROTECTION,
+			  RDMAP_WIRE_ECODE_INVALID_STAG, IW_EXIT_PROTO);
 		return;
 	}
 	if (!(m->access & DDP_ACCESS_REMOTE_READ)) {
 		iw_msg("RDMA Read Request for STag 0x%08x without remote read access",
 		       src_stag);
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_ACCESS, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_PROTECTION,
+			  RDMAP_WIRE_ECODE_ACCESS, IW_EXIT_PROTO);
 		return;
 	}
 	if (src_to < (uintptr_t)m->addr ||
 	    src_to - (uintptr_t)m->addr > m->len ||
 	    size > m->len - (src_to - (uintptr_t)m->addr)) {
 		iw_msg("RDMA Read Request outside STag 0x%08x", src_stag);
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_PROTECTION,
-			  TERM_ECODE_BOUNDS, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_PROTECTION,
+			  RDMAP_WIRE_ECODE_BASE_BOUNDS, IW_EXIT_PROTO);
 		return;
 	}
 	ret = send_msg(p, (__u8 *)m->addr + (src_to - (uintptr_t)m->addr), size,
-		       1, 0, sink_stag, sink_to, RDMAP_READ_RESP);
+		       1, 0, sink_stag, sink_to, RDMAP_WIRE_OP_READ_RESP);
 	if (ret) {
 		iw_msg("sending the Read Response: %s", strerror(-ret));
 		exit(IW_EXIT_SYS);
@@ -438,13 +407,13 @@ static void got_terminate(const __u8 *data, __u32 len)
 	}
 	ctrl = (__u32)data[0] << 24 | (__u32)data[1] << 16 |
 	       (__u32)data[2] << 8 | data[3];
-	layer = ctrl >> 28;
-	etype = ctrl >> 24 & 0xf;
-	ecode = ctrl >> 16 & 0xff;
+	layer = ctrl >> RDMAP_WIRE_TERM_LAYER_SHIFT;
+	etype = ctrl >> RDMAP_WIRE_TERM_ETYPE_SHIFT & 0xf;
+	ecode = ctrl >> RDMAP_WIRE_TERM_ECODE_SHIFT & 0xff;
 	iw_msg("received Terminate: layer %u, type 0x%x, code 0x%02x (%s), hdrct%s%s%s, %u octets",
 	       layer, etype, ecode, term_name(layer, etype, ecode),
-	       ctrl & 0x8000 ? " M" : "", ctrl & 0x4000 ? " D" : "",
-	       ctrl & 0x2000 ? " R" : "", len);
+	       ctrl & RDMAP_WIRE_TERM_M ? " M" : "", ctrl & RDMAP_WIRE_TERM_D ? " D" : "",
+	       ctrl & RDMAP_WIRE_TERM_R ? " R" : "", len);
 	/* siw 6.1 on little endian swaps the Layer and EType nibbles */
 	iw_msg("read with Layer and EType swapped, as siw 6.1 sends them: layer %u, type 0x%x: %s",
 	       etype, layer, term_name(etype, layer, ecode));
@@ -477,21 +446,21 @@ static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
 	int ret;
 
 	if (ev->type == DDP_EV_TAGGED) {
-		if (op == RDMAP_WRITE && !ev->len)
+		if (op == RDMAP_WIRE_OP_WRITE && !ev->len)
 			rtr = MPA_F_RTR_WRITE;
 	} else if (ev->cookie < NRECV) {
 		data = p->rb[ev->cookie].data;
-		if (ev->qn == QN_SEND && op == RDMAP_SEND && !ev->len)
+		if (ev->qn == RDMAP_WIRE_QN_SEND && op == RDMAP_WIRE_OP_SEND && !ev->len)
 			rtr = MPA_F_RTR_SEND;
-		else if (ev->qn == QN_READ_REQ && op == RDMAP_READ_REQ &&
+		else if (ev->qn == RDMAP_WIRE_QN_READ_REQ && op == RDMAP_WIRE_OP_READ_REQ &&
 			 ev->len == RREQ_LEN && !get_be(data + 12, 4))
 			rtr = MPA_F_RTR_READ;
 	}
 	if (!rtr) {
 		iw_msg("peer-to-peer: %s of %u octets before the RTR (%s)",
 		       op_name(op), ev->len, rtr_name(p->rtr));
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+			  RDMAP_WIRE_ECODE_OPCODE, IW_EXIT_PROTO);
 		return;
 	}
 	if (ev->type == DDP_EV_TAGGED)
@@ -502,7 +471,7 @@ static void got_rtr(struct peer *p, const struct ddp_event *ev, unsigned int op)
 			ev->msn);
 	if (rtr == MPA_F_RTR_READ) {
 		ret = send_msg(p, "", 0, 1, 0, get_be(data, 4),
-			       get_be(data + 4, 8), RDMAP_READ_RESP);
+			       get_be(data + 4, 8), RDMAP_WIRE_OP_READ_RESP);
 		if (ret) {
 			iw_msg("sending the RTR Read Response: %s", strerror(-ret));
 			exit(IW_EXIT_SYS);
@@ -540,13 +509,13 @@ static int next_event(struct peer *p, int timeout_ms)
 		if (ev.err_type == DDP_WIRE_ETYPE_LLP) {
 			iw_msg("MPA error %u (%s): the stream stopped", ev.err_code,
 			       iw_mpa_err_name(ev.err_code));
-			terminate(p, TERM_LAYER_LLP, 0, ev.err_code, IW_EXIT_LLP);
+			terminate(p, RDMAP_WIRE_LAYER_LLP, 0, ev.err_code, IW_EXIT_LLP);
 			return 0;
 		}
 		iw_msg("DDP error type 0x%x code 0x%02x, segment length %u, QN %u MSN %u",
 		       ev.err_type, ev.err_code, ev.len, ev.qn, ev.msn);
 		iw_msg("   STag 0x%08x TO 0x%llx", ev.stag, (unsigned long long)ev.to);
-		terminate(p, TERM_LAYER_DDP, ev.err_type, ev.err_code, IW_EXIT_DDP);
+		terminate(p, RDMAP_WIRE_LAYER_DDP, ev.err_type, ev.err_code, IW_EXIT_DDP);
 		return 0;
 	case DDP_EV_PEER_CLOSED:
 		verbose("<- the peer closed the stream");
@@ -562,19 +531,19 @@ static int next_event(struct peer *p, int timeout_ms)
 		return 1;
 	}
 
-	op = ev.rsvdulp[0] & RDMAP_OP_MASK;
-	if ((ev.rsvdulp[0] & RDMAP_RV_MASK) != RDMAP_RV) {
+	op = ev.rsvdulp[0] & RDMAP_WIRE_OP_MASK;
+	if ((ev.rsvdulp[0] & RDMAP_WIRE_RV_MASK) != RDMAP_WIRE_RV) {
 		iw_msg("RDMAP control 0x%02x: version %u, not 1", ev.rsvdulp[0],
 		       ev.rsvdulp[0] >> 6);
-		terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-			  TERM_ECODE_VERSION, IW_EXIT_PROTO);
+		terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+			  RDMAP_WIRE_ECODE_VERSION, IW_EXIT_PROTO);
 	}
 	if (p->rtr_wait) {
 		got_rtr(p, &ev, op);
 		return 1;
 	}
 	if (p->rtr_resp && ev.type == DDP_EV_TAGGED &&
-	    op == RDMAP_READ_RESP && !ev.len) {
+	    op == RDMAP_WIRE_OP_READ_RESP && !ev.len) {
 		verbose("<- %s, 0 octets, STag 0x%08x TO 0x%llx: the RTR's",
 			op_name(op), ev.stag, (unsigned long long)ev.to);
 		p->rtr_resp = 0;
@@ -583,17 +552,17 @@ static int next_event(struct peer *p, int timeout_ms)
 	if (ev.type == DDP_EV_TAGGED) {
 		verbose("<- %s, %u octets, STag 0x%08x TO 0x%llx", op_name(op),
 			ev.len, ev.stag, (unsigned long long)ev.to);
-		if (op != RDMAP_WRITE && op != RDMAP_READ_RESP) {
+		if (op != RDMAP_WIRE_OP_WRITE && op != RDMAP_WIRE_OP_READ_RESP) {
 			iw_msg("tagged message with opcode %u (%s)", op, op_name(op));
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_OPCODE, IW_EXIT_PROTO);
 		}
 		p->tagged_cnt++;
 		p->tagged_op = op;
 		p->tagged_stag = ev.stag;
 		p->tagged_to = ev.to;
 		p->tagged_len = ev.len;
-		if (op == RDMAP_WRITE)
+		if (op == RDMAP_WIRE_OP_WRITE)
 			p->writes++;
 		else
 			p->read_resps++;
@@ -607,12 +576,12 @@ static int next_event(struct peer *p, int timeout_ms)
 		exit(IW_EXIT_PROTO);
 	}
 	switch (ev.qn) {
-	case QN_SEND:
-		if (op != RDMAP_SEND && op != RDMAP_SEND_SE &&
-		    op != RDMAP_SEND_INV && op != RDMAP_SEND_SE_INV)
+	case RDMAP_WIRE_QN_SEND:
+		if (op != RDMAP_WIRE_OP_SEND && op != RDMAP_WIRE_OP_SEND_SE &&
+		    op != RDMAP_WIRE_OP_SEND_INV && op != RDMAP_WIRE_OP_SEND_SE_INV)
 			break;
 		verbose("<- %s, %u octets, MSN %u", op_name(op), ev.len, ev.msn);
-		if (op == RDMAP_SEND_INV || op == RDMAP_SEND_SE_INV)
+		if (op == RDMAP_WIRE_OP_SEND_INV || op == RDMAP_WIRE_OP_SEND_SE_INV)
 			verbose("   Invalidate STag 0x%02x%02x%02x%02x (ignored)",
 				ev.rsvdulp[1], ev.rsvdulp[2], ev.rsvdulp[3],
 				ev.rsvdulp[4]);
@@ -627,20 +596,20 @@ static int next_event(struct peer *p, int timeout_ms)
 		s->opcode = op;
 		post_recv(p, ev.cookie);
 		return 1;
-	case QN_READ_REQ:
-		if (op != RDMAP_READ_REQ)
+	case RDMAP_WIRE_QN_READ_REQ:
+		if (op != RDMAP_WIRE_OP_READ_REQ)
 			break;
 		serve_read(p, p->rb[ev.cookie].data, ev.len);
 		post_recv(p, ev.cookie);
 		return 1;
-	case QN_TERMINATE:
-		if (op != RDMAP_TERMINATE)
+	case RDMAP_WIRE_QN_TERMINATE:
+		if (op != RDMAP_WIRE_OP_TERMINATE)
 			break;
 		got_terminate(p->rb[ev.cookie].data, ev.len);
 		return 0;
 	}
 	iw_msg("%s on QN %u", op_name(op), ev.qn);
-	terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION, TERM_ECODE_OPCODE,
+	terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION, RDMAP_WIRE_ECODE_OPCODE,
 		  IW_EXIT_PROTO);
 	return 0;
 }
@@ -742,7 +711,7 @@ static void peer_bind(struct peer *p)
 	p->pd = iw_ddp_open();
 	if (p->pd < 0)
 		iw_die_sys("/dev/ddp (is ddp.ko loaded?)");
-	p->sfd = iw_ddp_bind(p->pd, p->sock, NQUEUES);
+	p->sfd = iw_ddp_bind(p->pd, p->sock, RDMAP_WIRE_NQUEUES);
 	if (p->sfd < 0)
 		iw_die_sys("DDP_IOC_BIND");
 	post_all(p);
@@ -789,17 +758,17 @@ static void p2p_start(struct peer *p)
 	}
 	switch (p->rtr) {
 	case MPA_F_RTR_WRITE:
-		send_or_die(p, "", 0, 1, 0, 1, 0, RDMAP_WRITE);
+		send_or_die(p, "", 0, 1, 0, 1, 0, RDMAP_WIRE_OP_WRITE);
 		break;
 	case MPA_F_RTR_SEND:
-		send_or_die(p, "", 0, 0, QN_SEND, 0, 0, RDMAP_SEND);
+		send_or_die(p, "", 0, 0, RDMAP_WIRE_QN_SEND, 0, 0, RDMAP_WIRE_OP_SEND);
 		break;
 	case MPA_F_RTR_READ:
 		put_be(rq, 1, 4);
 		put_be(rq + 16, 1, 4);
 		p->rtr_resp = 1;
-		send_or_die(p, rq, sizeof(rq), 0, QN_READ_REQ, 0, 0,
-			    RDMAP_READ_REQ);
+		send_or_die(p, rq, sizeof(rq), 0, RDMAP_WIRE_QN_READ_REQ, 0, 0,
+			    RDMAP_WIRE_OP_READ_REQ);
 		while (p->rtr_resp) {
 			if (p->peer_closed) {
 				iw_msg("the peer closed the stream before the RTR's Read Response");
@@ -882,7 +851,7 @@ static int send_exchange(struct peer *p)
 	struct send_msg *s;
 
 	if (!o.listen)
-		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
+		send_or_die(p, out, sizeof(out), 0, RDMAP_WIRE_QN_SEND, 0, 0, RDMAP_WIRE_OP_SEND);
 	s = wait_send(p, "the peer's Send");
 	if (!s) {
 		iw_msg("the peer closed the stream before its Send");
@@ -893,7 +862,7 @@ static int send_exchange(struct peer *p)
 		return IW_EXIT_PROTO;
 	}
 	if (o.listen)
-		send_or_die(p, out, sizeof(out), 0, QN_SEND, 0, 0, RDMAP_SEND);
+		send_or_die(p, out, sizeof(out), 0, RDMAP_WIRE_QN_SEND, 0, 0, RDMAP_WIRE_OP_SEND);
 	peer_close(p);
 	iw_msg("send exchange done: %u octets each way (%s)", EXCHANGE_LEN,
 	       o.listen ? "responder" : "initiator");
@@ -927,7 +896,7 @@ static void rping_adv(struct peer *p, void *buf, struct mr *m)
 		.size = htobe32(o.size),
 	};
 
-	send_or_die(p, &info, sizeof(info), 0, QN_SEND, 0, 0, RDMAP_SEND);
+	send_or_die(p, &info, sizeof(info), 0, RDMAP_WIRE_QN_SEND, 0, 0, RDMAP_WIRE_OP_SEND);
 }
 
 static void rping_wait_goahead(struct peer *p)
@@ -971,16 +940,16 @@ static int rping_client(struct peer *p)
 		if (p->reads_served != reads + 1) {
 			iw_msg("ping %u: %u RDMA Reads served before the go-ahead, not 1",
 			       ping, p->reads_served - reads);
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		rping_adv(p, rdma_buf, rdma_mr);
 		rping_wait_goahead(p);
 		if (p->writes != ping + 1 || p->tagged_stag != rdma_mr->stag) {
 			iw_msg("ping %u: no RDMA Write into the rdma buffer before the go-ahead",
 			       ping);
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		if (memcmp(start_buf, rdma_buf, o.size)) {
 			iw_msg("ping %u: data mismatch", ping);
@@ -1022,15 +991,15 @@ static int rping_server(struct peer *p)
 			break;
 		if (s->len != sizeof(info)) {
 			iw_msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memcpy(&info, s->data, sizeof(info));
 		len = be32toh(info.size);
 		if (len > o.size || !len) {
 			iw_msg("the client's buffer has %u octets, ours %u", len, o.size);
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memset(buf, 0, o.size);
 		put_be(rq, m->stag, 4);
@@ -1039,21 +1008,21 @@ static int rping_server(struct peer *p)
 		put_be(rq + 16, be32toh(info.rkey), 4);
 		put_be(rq + 20, be64toh(info.buf), 8);
 		resps = p->read_resps;
-		send_or_die(p, rq, sizeof(rq), 0, QN_READ_REQ, 0, 0,
-			    RDMAP_READ_REQ);
+		send_or_die(p, rq, sizeof(rq), 0, RDMAP_WIRE_QN_READ_REQ, 0, 0,
+			    RDMAP_WIRE_OP_READ_REQ);
 		wait_tagged(p, p->tagged_cnt + 1, "the RDMA Read Response");
 		if (p->read_resps != resps + 1 || p->tagged_stag != m->stag ||
 		    p->tagged_to != (uintptr_t)buf || p->tagged_len != len) {
 			iw_msg("ping %u: unexpected tagged message (%s, STag 0x%08x, %u octets)",
 			       ping, op_name(p->tagged_op), p->tagged_stag, p->tagged_len);
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_OPCODE, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_OPCODE, IW_EXIT_PROTO);
 		}
 		buf[o.size - 1] = 0;
 		if (o.verbose)
 			printf("server ping data: %s\n", buf);
-		send_or_die(p, goahead, sizeof(goahead), 0, QN_SEND, 0, 0,
-			    RDMAP_SEND);
+		send_or_die(p, goahead, sizeof(goahead), 0, RDMAP_WIRE_QN_SEND, 0, 0,
+			    RDMAP_WIRE_OP_SEND);
 
 		s = wait_send(p, "the client's rdma buffer advertisement");
 		if (!s) {
@@ -1062,16 +1031,16 @@ static int rping_server(struct peer *p)
 		}
 		if (s->len != sizeof(info)) {
 			iw_msg("advertisement of %u octets, not %zu", s->len, sizeof(info));
-			terminate(p, TERM_LAYER_RDMAP, TERM_ETYPE_OPERATION,
-				  TERM_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
+			terminate(p, RDMAP_WIRE_LAYER_RDMAP, RDMAP_WIRE_ETYPE_OPERATION,
+				  RDMAP_WIRE_ECODE_UNSPECIFIED, IW_EXIT_PROTO);
 		}
 		memcpy(&info, s->data, sizeof(info));
 		rkey = be32toh(info.rkey);
 		addr = be64toh(info.buf);
 		/* rping writes strlen + 1 octets back */
-		send_or_die(p, buf, strlen(buf) + 1, 1, 0, rkey, addr, RDMAP_WRITE);
-		send_or_die(p, goahead, sizeof(goahead), 0, QN_SEND, 0, 0,
-			    RDMAP_SEND);
+		send_or_die(p, buf, strlen(buf) + 1, 1, 0, rkey, addr, RDMAP_WIRE_OP_WRITE);
+		send_or_die(p, goahead, sizeof(goahead), 0, RDMAP_WIRE_QN_SEND, 0, 0,
+			    RDMAP_WIRE_OP_SEND);
 	}
 	fflush(stdout);
 	peer_close(p);
