@@ -21,8 +21,9 @@
 /* a ULP message MUST be shorter than 2^32 octets (RFC 5041 section 5.2) */
 #define DDP_MAX_MSG_LEN		0xffffffffULL
 
-/* bit of ddp_region_view.access */
+/* bits of ddp_region_view.access */
 #define DDP_VIEW_WRITE		0x1	/* the peer may place data */
+#define DDP_VIEW_READ		0x2	/* the peer may read it (RDMAP's RDMA Read) */
 
 /**
  * struct ddp_err - DDP error number (RFC 5041 section 7.2)

@@ -134,10 +134,15 @@ void rdmap_read_req_encode(const struct rdmap_read_req *rr,
 	put_unaligned_be64(rr->src_to, &w->src_to);
 }
 
-/* the last octet of @size octets from @to lies beyond 2^64 - 1 */
+/*
+ * @size octets from @to wrap: TO + size, an unsigned 64-bit sum, is below
+ * @to. As in DDP's check of a tagged segment (ddp_check_tagged()), a
+ * range that ends with the octet at 2^64 - 1 wraps too: the Read Response
+ * that would fill it is refused by the Data Sink's DDP.
+ */
 static bool rdmap_to_wraps(u64 to, u32 size)
 {
-	return size && to > U64_MAX - (size - 1);
+	return to + size < to;
 }
 
 /**
@@ -149,11 +154,11 @@ static bool rdmap_to_wraps(u64 to, u32 size)
  *
  * The message is the header and nothing else (RFC 5040 section 4.4): any
  * other length cannot be served, a Remote Operation Error, catastrophic
- * for the stream (0x2/0x07). A Read whose source or sink range runs past
- * tagged offset 2^64 - 1 is a Remote Protection Error, TO wrap
- * (0x1/0x04): no Read Response could place it. A size of 0 is valid (RFC
- * 6581's zero-length Read, a ready-to-receive). The STags are checked
- * against memory by the caller.
+ * for the stream (0x2/0x07). A Read whose source or sink TO plus size
+ * wraps in 64 bits is a Remote Protection Error, TO wrap (0x1/0x04): no
+ * Read Response could be placed (the rule of ddp_check_tagged()). A size
+ * of 0 is valid (RFC 6581's zero-length Read, a ready-to-receive). The
+ * source STag is checked against memory with rdmap_check_read_src().
  *
  * Return: 0, or -EINVAL with @err set.
  */
@@ -174,6 +179,44 @@ int rdmap_read_req_decode(const void *buf, u32 len, struct rdmap_read_req *rr,
 	    rdmap_to_wraps(rr->sink_to, rr->size))
 		return rdmap_fail(err, RDMAP_WIRE_ETYPE_PROTECTION,
 				  RDMAP_WIRE_ECODE_TO_WRAP);
+	return 0;
+}
+
+/**
+ * rdmap_check_read_src() - may the peer read what its Read Request names?
+ * @rr: the decoded request (rdmap_read_req_decode())
+ * @r: the buffer its Data Source STag names, or NULL when the STag is unknown
+ * @stream_id: Stream ID or PD ID the STag must be bound to
+ * @err: out: the Terminate's error number when it may not
+ *
+ * A Read of 0 octets reads nothing and passes, as a zero-length tagged
+ * segment does in DDP. Otherwise, in this order, Remote Protection
+ * Errors (RFC 5040 section 7.2): unknown or invalidated STag -> 0x1/0x00;
+ * bound to another stream or PD -> 0x1/0x03; no remote read access ->
+ * 0x1/0x02; the range not within the buffer -> 0x1/0x01. TO wrap was
+ * refused by the decoder.
+ *
+ * Return: 0, or -EINVAL with @err set.
+ */
+int rdmap_check_read_src(const struct rdmap_read_req *rr,
+			 const struct ddp_region_view *r, u32 stream_id,
+			 struct rdmap_err *err)
+{
+	if (!rr->size)
+		return 0;
+	if (!r || !r->valid)
+		return rdmap_fail(err, RDMAP_WIRE_ETYPE_PROTECTION,
+				  RDMAP_WIRE_ECODE_INVALID_STAG);
+	if (r->stream_or_pd != stream_id)
+		return rdmap_fail(err, RDMAP_WIRE_ETYPE_PROTECTION,
+				  RDMAP_WIRE_ECODE_STAG_NOT_ASSOC);
+	if (!(r->access & DDP_VIEW_READ))
+		return rdmap_fail(err, RDMAP_WIRE_ETYPE_PROTECTION,
+				  RDMAP_WIRE_ECODE_ACCESS);
+	if (rr->src_to < r->base_to || rr->size > r->len ||
+	    rr->src_to - r->base_to > r->len - rr->size)
+		return rdmap_fail(err, RDMAP_WIRE_ETYPE_PROTECTION,
+				  RDMAP_WIRE_ECODE_BASE_BOUNDS);
 	return 0;
 }
 

@@ -15,6 +15,8 @@
 #include <linux/types.h>
 #include <uapi/linux/iwarp_wire.h>
 
+#include "../ddp/ddp_proto.h"
+
 #define RDMAP_READ_REQ_LEN	((u32)sizeof(struct rdmap_wire_read_req))	/* 28 */
 #define RDMAP_TERM_CTRL_LEN	((u32)sizeof(struct rdmap_wire_term))	/* 4 */
 #define RDMAP_TERM_SEGLEN_LEN	2
@@ -102,6 +104,9 @@ void rdmap_read_req_encode(const struct rdmap_read_req *rr,
 			   struct rdmap_wire_read_req *w);
 int rdmap_read_req_decode(const void *buf, u32 len, struct rdmap_read_req *rr,
 			  struct rdmap_err *err);
+int rdmap_check_read_src(const struct rdmap_read_req *rr,
+			 const struct ddp_region_view *r, u32 stream_id,
+			 struct rdmap_err *err);
 
 int rdmap_term_from_ddp(struct rdmap_term *t, u8 ddp_etype, u8 ddp_ecode,
 			const u8 *hdr, u32 hdr_len, u32 seg_len);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: the RDMAP control field checks, the RDMA Read Request
- * decoder and the Terminate codec (rdmap/rdmap_proto.c).
+ * decoder and source checks, and the Terminate codec (rdmap/rdmap_proto.c).
  *
  * Input: one octet that picks the part, then its input: a control field
  * (five RsvdULP octets, the T bit and the QN), a Read Request message, a
- * Terminate message, or a DDP error with its header.
+ * Terminate message, a DDP error with its header, or a buffer's view and
+ * a Read's source range.
  *
  * Checks that the decoders stay inside their input (exact-size copy under
  * ASan), return exactly what a reference model of RFC 5040 says, and that
@@ -72,9 +73,9 @@ static void fuzz_read_req(const u8 *d, size_t n)
 	CHECK(rr.size == get_unaligned_be32(d + 12));
 	CHECK(rr.src_stag == get_unaligned_be32(d + 16));
 	CHECK(rr.src_to == get_unaligned_be64(d + 20));
-	/* exact arithmetic: the octet after the range, at most 2^64 */
-	if ((__uint128_t)rr.src_to + rr.size > (__uint128_t)1 << 64 ||
-	    (__uint128_t)rr.sink_to + rr.size > (__uint128_t)1 << 64) {
+	/* exact arithmetic: TO + size wraps in 64 bits at 2^64 */
+	if ((__uint128_t)rr.src_to + rr.size >= (__uint128_t)1 << 64 ||
+	    (__uint128_t)rr.sink_to + rr.size >= (__uint128_t)1 << 64) {
 		CHECK(ret == -EINVAL && e.layer == 0 && e.etype == 1 && e.ecode == 4);
 		return;
 	}
@@ -146,6 +147,41 @@ static void fuzz_from_ddp(const u8 *d, size_t n)
 	CHECK(u.ddp_hdr_len == 0 || !memcmp(u.ddp_hdr, d + 6, u.ddp_hdr_len));
 }
 
+/* view (valid, stream, base, len, access), Stream ID, source TO, size */
+static void fuzz_read_src(const u8 *d, size_t n)
+{
+	struct rdmap_err e = { 0xee, 0xee, 0xee };
+	struct ddp_region_view r;
+	struct rdmap_read_req rr = { 0 };
+	u32 stream;
+	int ret;
+
+	if (n < 38)
+		return;
+	r.valid = d[0] & 1;
+	r.stream_or_pd = get_unaligned_be32(d + 1);
+	r.base_to = get_unaligned_be64(d + 5);
+	r.len = get_unaligned_be64(d + 13);
+	r.access = d[21];
+	stream = get_unaligned_be32(d + 22);
+	rr.src_to = get_unaligned_be64(d + 26);
+	rr.size = get_unaligned_be32(d + 34);
+	ret = rdmap_check_read_src(&rr, d[0] & 2 ? NULL : &r, stream, &e);
+	if (!rr.size)
+		CHECK(ret == 0);
+	else if ((d[0] & 2) || !r.valid)
+		CHECK(ret == -EINVAL && e.etype == 1 && e.ecode == 0);
+	else if (r.stream_or_pd != stream)
+		CHECK(ret == -EINVAL && e.etype == 1 && e.ecode == 3);
+	else if (!(r.access & DDP_VIEW_READ))
+		CHECK(ret == -EINVAL && e.etype == 1 && e.ecode == 2);
+	else if (rr.src_to < r.base_to ||
+		 (__uint128_t)rr.src_to + rr.size > (__uint128_t)r.base_to + r.len)
+		CHECK(ret == -EINVAL && e.etype == 1 && e.ecode == 1);
+	else
+		CHECK(ret == 0);
+}
+
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	u8 *d;
@@ -157,7 +193,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	if (!d)
 		return 0;
 	memcpy(d, data + 1, size - 1);
-	switch (data[0] & 3) {
+	switch (data[0] % 5) {
 	case 0:
 		fuzz_ctrl(d, size - 1);
 		break;
@@ -167,8 +203,11 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	case 2:
 		fuzz_term(d, size - 1);
 		break;
-	default:
+	case 3:
 		fuzz_from_ddp(d, size - 1);
+		break;
+	default:
+		fuzz_read_src(d, size - 1);
 		break;
 	}
 	free(d);

@@ -128,7 +128,11 @@ TEST(read_request_octets)
 	rdmap_read_req_encode(&rr, &w);
 	ASSERT_EQ(0, memcmp(rreq_wire, &w, 28));
 	ASSERT_EQ(0, rdmap_read_req_decode(rreq_wire, 28, &back, &e));
-	ASSERT_EQ(0, memcmp(&rr, &back, sizeof(rr)));
+	ASSERT_EQ(rr.sink_stag, back.sink_stag);
+	ASSERT_EQ(rr.sink_to, back.sink_to);
+	ASSERT_EQ(rr.size, back.size);
+	ASSERT_EQ(rr.src_stag, back.src_stag);
+	ASSERT_EQ(rr.src_to, back.src_to);
 }
 
 TEST(read_request_length)
@@ -167,18 +171,68 @@ TEST(read_request_to_wrap)
 	const u64 top = ~0ULL;
 	struct rdmap_err e;
 
-	/* the last octet at 2^64 - 1 is still addressable */
-	ASSERT_EQ(0, rreq_at(top, 0, 1, &e));
-	ASSERT_EQ(0, rreq_at(0, top, 1, &e));
-	ASSERT_EQ(0, rreq_at(top - 0xfffffffeULL, 0, 0xffffffff, &e));
+	/* TO + size wraps in 64 bits, as in DDP's tagged check */
+	ASSERT_EQ(0, rreq_at(top - 1, 0, 1, &e));
+	ASSERT_EQ(0, rreq_at(0, top - 1, 1, &e));
+	ASSERT_EQ(0, rreq_at(top - 0xffffffffULL, 0, 0xffffffff, &e));
 	/* a zero-length Read at any offset */
 	ASSERT_EQ(0, rreq_at(top, top, 0, &e));
-	ASSERT_RDMAP_ERR(rreq_at(top, 0, 2, &e), e, RDMAP_WIRE_ETYPE_PROTECTION,
+	ASSERT_RDMAP_ERR(rreq_at(top, 0, 1, &e), e, RDMAP_WIRE_ETYPE_PROTECTION,
 			 RDMAP_WIRE_ECODE_TO_WRAP);
-	ASSERT_RDMAP_ERR(rreq_at(0, top - 1, 3, &e), e, RDMAP_WIRE_ETYPE_PROTECTION,
+	ASSERT_RDMAP_ERR(rreq_at(0, top, 1, &e), e, RDMAP_WIRE_ETYPE_PROTECTION,
 			 RDMAP_WIRE_ECODE_TO_WRAP);
-	ASSERT_RDMAP_ERR(rreq_at(top - 0xfffffffdULL, 0, 0xffffffff, &e), e,
+	ASSERT_RDMAP_ERR(rreq_at(top - 0xfffffffeULL, 0, 0xffffffff, &e), e,
 			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_TO_WRAP);
+}
+
+static int read_src(u64 to, u32 size, const struct ddp_region_view *r,
+		    struct rdmap_err *e)
+{
+	struct rdmap_read_req rr = { .src_stag = 9, .src_to = to, .size = size };
+
+	return rdmap_check_read_src(&rr, r, 7, e);
+}
+
+TEST(read_source_checks)
+{
+	const struct ddp_region_view ok = {
+		.valid = true, .stream_or_pd = 7, .base_to = 0x1000, .len = 0x1000,
+		.access = DDP_VIEW_READ,
+	};
+	struct ddp_region_view r;
+	struct rdmap_err e;
+
+	/* nothing to read: nothing is checked */
+	ASSERT_EQ(0, read_src(0, 0, NULL, &e));
+	ASSERT_RDMAP_ERR(read_src(0x1000, 1, NULL, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_INVALID_STAG);
+	r = ok;
+	r.valid = false;
+	ASSERT_RDMAP_ERR(read_src(0x1000, 1, &r, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_INVALID_STAG);
+	r = ok;
+	r.stream_or_pd = 8;
+	ASSERT_RDMAP_ERR(read_src(0x1000, 1, &r, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_STAG_NOT_ASSOC);
+	r = ok;
+	r.access = DDP_VIEW_WRITE;
+	ASSERT_RDMAP_ERR(read_src(0x1000, 1, &r, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_ACCESS);
+	ASSERT_EQ(0, read_src(0x1000, 0x1000, &ok, &e));
+	ASSERT_EQ(0, read_src(0x1fff, 1, &ok, &e));
+	ASSERT_RDMAP_ERR(read_src(0xfff, 1, &ok, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_BASE_BOUNDS);
+	ASSERT_RDMAP_ERR(read_src(0x2000, 1, &ok, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_BASE_BOUNDS);
+	ASSERT_RDMAP_ERR(read_src(0x1001, 0x1000, &ok, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_BASE_BOUNDS);
+	ASSERT_RDMAP_ERR(read_src(0x1000, 0x1001, &ok, &e), e,
+			 RDMAP_WIRE_ETYPE_PROTECTION, RDMAP_WIRE_ECODE_BASE_BOUNDS);
+	/* a buffer that ends at 2^64 - 1 */
+	r = ok;
+	r.base_to = ~0ULL - 0xfff;
+	ASSERT_EQ(0, read_src(~0ULL - 0xfff, 0x1000, &r, &e));
+	ASSERT_EQ(0, read_src(~0ULL, 1, &r, &e));
 }
 
 /* a tagged DDP header (T, L, DV 1) and an untagged one (L, DV 1, QN 1) */
