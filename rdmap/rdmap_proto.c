@@ -16,9 +16,6 @@
 
 #include "rdmap_proto.h"
 
-#define DDP_T_HDR_LEN	14	/* sizeof(struct ddp_tagged_hdr) */
-#define DDP_U_HDR_LEN	18	/* sizeof(struct ddp_untagged_hdr) */
-
 static int rdmap_fail(struct rdmap_err *err, u8 etype, u8 ecode)
 {
 	err->layer = RDMAP_WIRE_LAYER_RDMAP;
@@ -223,7 +220,7 @@ int rdmap_check_read_src(const struct rdmap_read_req *rr,
 /* a DDP header's full length, by its T bit */
 static u32 rdmap_ddp_hdr_len(const u8 *hdr)
 {
-	return hdr[0] & DDP_FLAG_T ? DDP_T_HDR_LEN : DDP_U_HDR_LEN;
+	return hdr[0] & DDP_FLAG_T ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
 }
 
 /**

@@ -21,8 +21,8 @@
 #define RDMAP_TERM_CTRL_LEN	((u32)sizeof(struct rdmap_wire_term))	/* 4 */
 #define RDMAP_TERM_SEGLEN_LEN	2
 /* the longest Terminate: control, segment length, untagged DDP header, Read Request */
-#define RDMAP_TERM_MAX_LEN	(RDMAP_TERM_CTRL_LEN + RDMAP_TERM_SEGLEN_LEN + 18 + \
-				 RDMAP_READ_REQ_LEN)
+#define RDMAP_TERM_MAX_LEN	(RDMAP_TERM_CTRL_LEN + RDMAP_TERM_SEGLEN_LEN + \
+				 DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
 
 /**
  * struct rdmap_err - what a Terminate reports (RFC 5040 section 7.1)
