@@ -199,13 +199,21 @@ enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
 
 /*
  * The octet at @off in @skb in the piece of @skb that holds it (the
- * linear part or one page fragment), and in *@n the octets of that piece
+ * linear part or a page fragment), and in *@n the octets of that piece
  * from there on; NULL when @skb ends before it or the page is not mapped.
+ * Fragments of the same compound page that follow it at the next address
+ * are part of the piece: from 6.5 on TCP cuts a sender's compound page
+ * into PAGE_SIZE fragments (MSG_SPLICE_PAGES), and over loopback or veth
+ * those reach the receiver as they are, so an FPDU that crosses them
+ * still lies in one run of memory. Not across compound pages, even
+ * adjacent ones: one copy to user space stays within one allocation
+ * (hardened usercopy checks that).
  */
 static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	u32 start = skb_headlen(skb), end;
+	struct page *head;
 	const u8 *p;
 	int i;
 
@@ -218,8 +226,16 @@ static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
 		if (off >= end)
 			continue;
 		p = skb_frag_address_safe(&si->frags[i]);
+		if (!p)
+			return NULL;
+		p += off - start;
 		*n = end - off;
-		return p ? p + off - start : NULL;
+		head = compound_head(skb_frag_page(&si->frags[i]));
+		while (++i < si->nr_frags &&
+		       compound_head(skb_frag_page(&si->frags[i])) == head &&
+		       skb_frag_address(&si->frags[i]) == p + *n)
+			*n += skb_frag_size(&si->frags[i]);
+		return p;
 	}
 	return NULL;
 }
