@@ -201,22 +201,17 @@ enum { MPA_RXQ_EMPTY, MPA_RXQ_WHOLE, MPA_RXQ_PART };
  * The octet at @off in @skb in the piece of @skb that holds it (the
  * linear part or a page fragment), and in *@n the octets of that piece
  * from there on; NULL when @skb ends before it or the page is not mapped.
- * Fragments of the same compound page that follow it at the next address
- * are part of the piece: from 6.5 on TCP cuts a sender's compound page
- * into PAGE_SIZE fragments (MSG_SPLICE_PAGES), and over loopback or veth
- * those reach the receiver as they are, so an FPDU that crosses them
- * still lies in one run of memory. Not across compound pages, even
- * adjacent ones: one copy to user space stays within one allocation
- * (hardened usercopy checks that).
+ * *@frag is the fragment's index (-1: the linear part), for
+ * mpa_skb_piece_grow().
  */
-static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
+static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n, int *frag)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	u32 start = skb_headlen(skb), end;
-	struct page *head;
 	const u8 *p;
 	int i;
 
+	*frag = -1;
 	if (off < start) {
 		*n = start - off;
 		return skb->data + off;
@@ -226,18 +221,36 @@ static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n)
 		if (off >= end)
 			continue;
 		p = skb_frag_address_safe(&si->frags[i]);
-		if (!p)
-			return NULL;
-		p += off - start;
 		*n = end - off;
-		head = compound_head(skb_frag_page(&si->frags[i]));
-		while (++i < si->nr_frags &&
-		       compound_head(skb_frag_page(&si->frags[i])) == head &&
-		       skb_frag_address(&si->frags[i]) == p + *n)
-			*n += skb_frag_size(&si->frags[i]);
-		return p;
+		*frag = i;
+		return p ? p + off - start : NULL;
 	}
 	return NULL;
+}
+
+/*
+ * Grow the piece @p of *@n octets that ends with fragment @frag of @skb
+ * by the fragments after it that continue it in the same compound page,
+ * until it holds @want octets or the next fragment does not continue it.
+ * From 6.5 on TCP cuts a sender's compound page into PAGE_SIZE fragments
+ * (MSG_SPLICE_PAGES), and over loopback or veth those reach the receiver
+ * as they are, so an FPDU that crosses them still lies in one run of
+ * memory. Not across compound pages, even adjacent ones: one copy to
+ * user space stays within one allocation (hardened usercopy checks that).
+ */
+static void mpa_skb_piece_grow(const struct sk_buff *skb, int frag, const u8 *p,
+			       u32 *n, u32 want)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	struct page *head;
+
+	if (frag < 0)
+		return;
+	head = compound_head(skb_frag_page(&si->frags[frag]));
+	while (*n < want && ++frag < si->nr_frags &&
+	       compound_head(skb_frag_page(&si->frags[frag])) == head &&
+	       skb_frag_address(&si->frags[frag]) == p + *n)
+		*n += skb_frag_size(&si->frags[frag]);
 }
 
 /*
@@ -300,6 +313,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	u32 end, n = 0;
 	const u8 *p;
 	__be16 hdr;
+	int frag;
 
 	skb = mpa_rxq_skb(sk, at, &q->off);
 	if (!skb)
@@ -307,7 +321,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	/* a SYN takes a sequence number: offsets in its skb are one off */
 	if (unlikely(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
 		return MPA_RXQ_PART;
-	p = mpa_skb_piece(skb, q->off, &n);
+	p = mpa_skb_piece(skb, q->off, &n, &frag);
 	if (p && n >= sizeof(hdr))
 		q->ulen = get_unaligned_be16(p);
 	else if (!skb_copy_bits(skb, q->off, &hdr, sizeof(hdr)))
@@ -316,6 +330,8 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 		return MPA_RXQ_PART;	/* a header split between two skbs */
 	q->skb = skb;
 	q->wire = mpa_fpdu_plain_len(q->ulen);
+	if (p && n < q->wire)
+		mpa_skb_piece_grow(skb, frag, p, &n, q->wire);
 	q->fpdu = p && n >= q->wire ? p : NULL;
 	q->n = n;
 	/* the common case: whole in the piece found (no walk) */
