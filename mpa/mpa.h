@@ -62,6 +62,9 @@
  *	consumer (mpa_rx_wait_begin()), not parsed yet
  * @rx_waiters: tasks of the consumer between mpa_rx_wait_begin() and
  *	mpa_rx_wait_end()
+ * @rx_wnd_owed: octets were consumed in the socket owner's backlog, where
+ *	TCP's ACKs count the backlog as queued: mpa_release_cb() may owe the
+ *	peer a window update (mpa_rx_window_update())
  * @rx_lens: MPA_RECV_LENS: recvmsg() returns the ULPDUs that are ready and
  *	fit, with an MPA_CMSG_LENS control message
  * @tx_allowed: rule 4 of RFC 5044 7.1.2 permits sending FPDUs
@@ -150,6 +153,7 @@ struct mpa_conn {
 	bool			rx_defer;
 	bool			rx_kick;
 	atomic_t		rx_waiters;
+	bool			rx_wnd_owed;
 	bool			rx_lens;
 	bool			tx_allowed;
 	bool			peer_fin;
@@ -278,6 +282,7 @@ enum mpa_mib_field {
 	MPA_MIB_TX_PAGES_REUSED,	/* of those, used again */
 	MPA_MIB_TX_PAGES_RELEASED,	/* of those, let go of */
 	MPA_MIB_RX_TO_TASK,	/* data-ready left octets for a waiting task */
+	MPA_MIB_RX_WINDOW,	/* window updates after the owner's backlog */
 	MPA_MIB_MAX
 };
 
@@ -372,6 +377,7 @@ void mpa_rx_set_place(struct mpa_conn *c);
 void mpa_consumer_deliver(struct mpa_conn *c);
 void mpa_rx_trim(struct mpa_conn *c);
 void mpa_rx_process(struct mpa_conn *c);
+void mpa_rx_window_update(struct mpa_conn *c);
 void mpa_rx_work(struct work_struct *work);
 void mpa_data_ready(struct sock *sk);
 void mpa_state_change(struct sock *sk);

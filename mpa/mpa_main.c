@@ -483,6 +483,19 @@ static int mpa_disconnect(struct sock *sk, int flags)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * The end of release_sock(), the backlog done, the socket still owned:
+ * TCP's deferred work, then the window update MPA may owe the peer.
+ */
+static void mpa_release_cb(struct sock *sk)
+{
+	struct mpa_conn *c = mpa_get(sk);
+
+	c->sk_proto->release_cb(sk);
+	if (unlikely(c->rx_wnd_owed))
+		mpa_rx_window_update(c);
+}
+
 static void mpa_build_protos(int fam, const struct proto *base,
 			     const struct proto_ops *ops)
 {
@@ -498,6 +511,7 @@ static void mpa_build_protos(int fam, const struct proto *base,
 	p->setsockopt = mpa_setsockopt;
 	p->getsockopt = mpa_getsockopt;
 	p->sock_is_readable = mpa_sock_is_readable;
+	p->release_cb = mpa_release_cb;
 
 	*o = *ops;
 	o->poll = mpa_poll;

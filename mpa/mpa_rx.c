@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
+#include <net/iwarp_compat.h>
 
 #include "mpa.h"
 
@@ -374,11 +375,49 @@ void mpa_rx_process(struct mpa_conn *c)
 	c->rx_defer = false;
 	if (!mpa_framing(c) || c->rx_stop || c->closing)
 		return;
-	tcp_read_sock(c->sk, &desc, mpa_recv_actor);
+	/* see mpa_rx_window_update() */
+	if (tcp_read_sock(c->sk, &desc, mpa_recv_actor) > 0 &&
+	    sock_owned_by_user_nocheck(c->sk) && READ_ONCE(c->sk->sk_backlog.len))
+		c->rx_wnd_owed = true;
 	if (!c->rx_stop)
 		mpa_rx_fin(c);
 	if (c->rx_ready && !was_ready)
 		mpa_wake(c);
+}
+
+/*
+ * Called by mpa_release_cb() once the socket owner's backlog is done, if
+ * MPA consumed octets meanwhile (@rx_wnd_owed). TCP computes the window
+ * of every ACK it sends with the backlog counted as queued (tcp_space()
+ * subtracts sk_backlog.len until release_sock() has processed all of it).
+ * A reader that copies in recvmsg() announces the window it freed after
+ * the backlog, when it reads again (tcp_cleanup_rbuf()). MPA consumes
+ * the backlog's octets as they are processed, so nothing reads after it:
+ * the last ACKs can announce a window all but closed over an empty
+ * receive queue, and the peer then waits for its probe timer (200 ms or
+ * more) before it sends again. Announce the window now, by the rule of
+ * tcp_cleanup_rbuf(): when it is at least twice what the peer was told.
+ * Socket owned, backlog done.
+ */
+void mpa_rx_window_update(struct mpa_conn *c)
+{
+	struct sock *sk = c->sk;
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 now, win;
+
+	c->rx_wnd_owed = false;
+	if ((1 << sk->sk_state) & (TCPF_CLOSE | TCPF_LISTEN) ||
+	    (sk->sk_shutdown & RCV_SHUTDOWN))
+		return;
+	now = tcp_receive_window(tp);
+	if (2 * now > tp->window_clamp)
+		return;
+	/* what __tcp_select_window() would offer: free space, rcv_ssthresh */
+	win = min_t(u32, max(tcp_space(sk), 0), tp->rcv_ssthresh);
+	if (win < 2 * now || win < inet_csk(sk)->icsk_ack.rcv_mss)
+		return;
+	iwarp_tcp_send_ack(sk);
+	mpa_mib_inc(c, MPA_MIB_RX_WINDOW);
 }
 
 void mpa_rx_work(struct work_struct *work)

@@ -16,6 +16,9 @@
  *  - 6.9 removed import_single_range(); import_ubuf() replaces it.
  *  - 6.12 moved <asm/unaligned.h> to <linux/unaligned.h> and made
  *    struct fd opaque (fd_file()).
+ *  - 6.14 gave __tcp_send_ack() a flags argument, and stable kernels
+ *    took it over (Debian's 6.12): detected from <net/tcp.h>, not by
+ *    version (Kbuild).
  *
  * The pure protocol code (mpa_proto.c, ddp_proto.c) includes this header
  * for the unaligned helpers only; it is also built in user space (the
@@ -237,6 +240,24 @@ static inline int iwarp_import_ubuf(int dir, void __user *buf, size_t len,
 #else
 #define iwarp_fd_file(f) ((f).file)
 #endif
+
+/**
+ * iwarp_tcp_send_ack() - send an ACK now, with the window TCP computes
+ * @sk: a TCP socket, owned or locked in softirq
+ *
+ * __tcp_send_ack() took a flags argument in 6.14, and in the stable
+ * kernels that took that change (Debian's 6.12 did): the kernel's
+ * <net/tcp.h> says which, as IWARP_TCP_SEND_ACK_FLAGS from the top Kbuild,
+ * as no version number can.
+ */
+static inline void iwarp_tcp_send_ack(struct sock *sk)
+{
+#ifdef IWARP_TCP_SEND_ACK_FLAGS
+	__tcp_send_ack(sk, tcp_sk(sk)->rcv_nxt, 0);
+#else
+	__tcp_send_ack(sk, tcp_sk(sk)->rcv_nxt);
+#endif
+}
 
 #endif /* __KERNEL__ */
 
