@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <libgen.h>
+#include <pthread.h>
 
 #include "kselftest_harness.h"
 #include "ddp_test_util.h"
@@ -409,6 +410,102 @@ TEST_F(kc, bad_calls)
 	EXPECT_EQ(EINVAL, kc_ctl("bind %d 0", self->fds[1]));
 	EXPECT_EQ(EINVAL, kc_ctl("bind %d %d", self->fds[1], DDP_MAX_QUEUES + 1));
 	EXPECT_EQ(ENOTCONN, kc_ctl("send 0 10 0"));
+	EXPECT_EQ(ENOTCONN, kc_ctl("hold 1"));
+}
+
+static void *kc_hold_thread(void *arg)
+{
+	*(int *)arg = kc_ctl("hold %d", 400);
+	return NULL;
+}
+
+static int kc_held(void)
+{
+	char c = 0;
+
+	return kc_read("held", &c, 1) == 1 && c == 'Y';
+}
+
+/*
+ * FPDUs that arrive while a task owns the socket wait in its backlog and
+ * are placed as release_sock() processes it. TCP's ACKs meanwhile count
+ * the whole backlog as queued (tcp_space()), and the backlog keeps
+ * growing while the peer sends into what they announce, so the last of
+ * them close the window over an empty receive queue. MPA announces the
+ * window it freed at the end of release_sock() (MpaRxWindowUpdates): the
+ * peer goes on at once, not after its probe timer (200 ms or more).
+ * Segments of an Ethernet MSS into a 32 KiB receive buffer, as over a
+ * link: on lo's 64 KiB MSS the buffer grows and the window never closes.
+ */
+TEST_F(kc, window_after_backlog)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+		.rsvdulp = 0x40,
+	};
+	long before = mt_mpa_stat("MpaRxWindowUpdates");
+	int one = 1, rcvbuf = 32768, sndbuf = 1 << 20, hold = -1, sent, i;
+	__u8 msg[400], b[sizeof(h) + sizeof(msg)];
+	long long end, wnd0, wnd, updates;
+	pthread_t t;
+
+	/* the fixture's pair, again with an MSS of 1448 */
+	ASSERT_EQ(0, kc_ctl("release 0"));
+	iw_close_pair(self->fds);
+	ASSERT_EQ(0, iw_loopback_pair_mss(AF_INET, self->fds, 1448));
+	ASSERT_EQ(0, setsockopt(self->fds[1], SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				sizeof(rcvbuf)));
+	ASSERT_EQ(0, setsockopt(self->fds[0], SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	ASSERT_EQ(0, setsockopt(self->fds[0], IPPROTO_TCP, TCP_NODELAY, &one,
+				sizeof(one)));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0,
+				  NULL, 0));
+	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0,
+				  NULL, 0));
+	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], DDP_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, DDP_TMO_MS));
+	ASSERT_EQ(0, kc_ctl("bind %d %d", self->fds[1], NQUEUES));
+	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
+	h.stag = htonl(kc_stag());
+	ASSERT_NE(0, h.stag);
+	kc_fill(msg, sizeof(msg), 5);
+	wnd0 = iw_tcp_snd_wnd(self->fds[0]);
+	ASSERT_LT(8192, wnd0);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, kc_hold_thread, &hold));
+	end = iw_now_ms() + DDP_TMO_MS;
+	while (!kc_held() && iw_now_ms() < end)
+		usleep(1000);
+	ASSERT_TRUE(kc_held());
+	/* 60 KB in small FPDUs, more than the window: the rest waits */
+	for (sent = 0; sent < 150; sent++) {
+		h.to = htobe64(KC_BASE_TO + (sent % 15) * sizeof(msg));
+		memcpy(b, &h, sizeof(h));
+		memcpy(b + sizeof(h), msg, sizeof(msg));
+		if (send(self->fds[0], b, sizeof(b), MSG_DONTWAIT) != sizeof(b))
+			break;
+	}
+	EXPECT_TRUE(kc_held());
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, hold);
+	/* the update went out in release_sock(), before the hold returned */
+	wnd = iw_tcp_snd_wnd(self->fds[0]);
+	TH_LOG("%d FPDUs sent; the window: %lld octets before the hold, %lld after",
+	       sent, wnd0, wnd);
+	EXPECT_LE(16384, wnd);
+	/* one release_sock(), one update at most (none if it never closed) */
+	updates = mt_mpa_stat("MpaRxWindowUpdates") - before;
+	TH_LOG("window updates: %lld", updates);
+	EXPECT_GE(1, updates);
+	EXPECT_LE(0, updates);
+	EXPECT_EQ(150, sent);
+	ASSERT_EQ(sent, kc_events(self->log, sizeof(self->log), sent));
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	for (i = 0; i < 15; i++)
+		EXPECT_EQ(0, memcmp(self->tag + i * sizeof(msg), msg, sizeof(msg)));
 }
 
 /* Release returns posted buffers as flushes; the peer's close is reported. */

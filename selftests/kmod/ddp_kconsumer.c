@@ -14,7 +14,10 @@
  *	sendt STAG TO LEN SEED	ddp_send_msg(), tagged
  *	inval STAG	ddp_invalidate()
  *	release ABORT	ddp_stream_release(), then ddp_pd_put()
+ *	hold MS		own the bound socket (lock_sock()) for MS ms: what
+ *			arrives meanwhile waits in its backlog
  *   state	"stag=S lost=N": the last STag registered, events not logged
+ *   held	Y while a hold command owns the socket
  *   events	one line per event the stream reported, in order
  *   tagged	the tagged buffer: KC_TAG_LEN octets from KC_TAG_FIRST
  *   untagged	the posted buffer: KC_RBUF_LEN octets from KC_RBUF_FIRST
@@ -23,6 +26,7 @@
  * one, so that placement crosses a page boundary.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/gfp.h>
 #include <linux/module.h>
@@ -33,6 +37,7 @@
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 #include <net/ddp.h>
+#include <net/sock.h>
 
 #define KC_TAG_FIRST	100
 #define KC_TAG_LEN	6000
@@ -58,6 +63,7 @@
  * @tag_blob: debugfs view of @tag
  * @rbuf_blob: debugfs view of @rbuf
  * @dir: the debugfs directory
+ * @held: a hold command owns the socket
  */
 struct kc {
 	struct mutex	lock;	/* the commands */
@@ -74,6 +80,7 @@ struct kc {
 	struct debugfs_blob_wrapper tag_blob;
 	struct debugfs_blob_wrapper rbuf_blob;
 	struct dentry	*dir;
+	bool		held;
 };
 
 static struct kc kc;
@@ -186,6 +193,24 @@ static void kc_release(struct kc *k, bool abortive)
 	k->sock = NULL;
 }
 
+/* The socket owned for @ms ms, as a task that holds it to send or read. */
+static int kc_hold(struct kc *k, u32 ms)
+{
+	struct sock *sk;
+
+	if (!k->s)
+		return -ENOTCONN;
+	if (ms > 5000)
+		return -EINVAL;
+	sk = k->sock->sk;
+	lock_sock(sk);
+	WRITE_ONCE(k->held, true);
+	msleep(ms);
+	WRITE_ONCE(k->held, false);
+	release_sock(sk);
+	return 0;
+}
+
 static int kc_send(struct kc *k, bool tagged, u32 qn, u32 stag, u64 to,
 		   u32 len, u32 seed)
 {
@@ -245,6 +270,8 @@ static int kc_cmd(struct kc *k, const char *cmd)
 		return kc_send(k, false, a, 0, 0, b, c);
 	if (sscanf(cmd, "sendt %u %llu %u %u", &a, &to, &c, &d) == 4)
 		return kc_send(k, true, 0, a, to, c, d);
+	if (sscanf(cmd, "hold %u", &a) == 1)
+		return kc_hold(k, a);
 	if (sscanf(cmd, "inval %u", &a) == 1)
 		return ddp_invalidate(k->pd, a);
 	if (sscanf(cmd, "release %u", &a) == 1) {
@@ -338,6 +365,7 @@ static int __init kc_init(void)
 	debugfs_create_file("ctl", 0200, kc.dir, NULL, &kc_ctl_fops);
 	debugfs_create_file("events", 0400, kc.dir, NULL, &kc_events_fops);
 	debugfs_create_file("state", 0400, kc.dir, NULL, &kc_state_fops);
+	debugfs_create_bool("held", 0400, kc.dir, &kc.held);
 	debugfs_create_blob("tagged", 0400, kc.dir, &kc.tag_blob);
 	debugfs_create_blob("untagged", 0400, kc.dir, &kc.rbuf_blob);
 	return 0;

@@ -344,6 +344,32 @@ long long iw_tcp_data_segs_out(int fd)
 }
 
 /**
+ * iw_tcp_snd_wnd() - the receive window the peer last announced
+ * @fd: TCP socket
+ *
+ * TCP_INFO's tcpi_snd_wnd: what the peer's latest ACK allows this end
+ * to send beyond the data it acknowledged, in octets (window scaling
+ * applied).
+ *
+ * Return: the window, or -1 with errno set (EOPNOTSUPP when the kernel
+ * does not report it).
+ */
+long long iw_tcp_snd_wnd(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return -1;
+	if (len < offsetof(struct tcp_info, tcpi_snd_wnd) + sizeof(ti.tcpi_snd_wnd)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return ti.tcpi_snd_wnd;
+}
+
+/**
  * iw_raise_memlock() - raise RLIMIT_MEMLOCK to its hard limit
  * @need: octets about to be registered; 0 raises in any case, otherwise
  *	only when the soft limit is below @need plus 1 MiB

@@ -69,6 +69,7 @@ ssize_t iw_readn(int fd, void *buf, size_t n, int ms);
 int iw_writen(int fd, const void *buf, size_t n);
 int iw_so_error(int fd);
 long long iw_tcp_data_segs_out(int fd);
+long long iw_tcp_snd_wnd(int fd);
 int iw_raise_memlock(unsigned long long need);
 
 /* ---- iw_mpa.c: the "mpa" ULP ---- */
