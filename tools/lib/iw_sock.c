@@ -317,6 +317,24 @@ int iw_so_error(int fd)
 	return v;
 }
 
+/* The __u32 at @off in TCP_INFO of @fd, or -1 with errno set */
+static long long tcp_info_u32(int fd, size_t off)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	__u32 v;
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return -1;
+	if (len < off + sizeof(v)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	memcpy(&v, (const char *)&ti + off, sizeof(v));
+	return v;
+}
+
 /**
  * iw_tcp_data_segs_out() - data segments TCP has sent on a socket
  * @fd: TCP socket
@@ -329,18 +347,7 @@ int iw_so_error(int fd)
  */
 long long iw_tcp_data_segs_out(int fd)
 {
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-		return -1;
-	if (len < offsetof(struct tcp_info, tcpi_data_segs_out) +
-		  sizeof(ti.tcpi_data_segs_out)) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return ti.tcpi_data_segs_out;
+	return tcp_info_u32(fd, offsetof(struct tcp_info, tcpi_data_segs_out));
 }
 
 /**
@@ -356,17 +363,7 @@ long long iw_tcp_data_segs_out(int fd)
  */
 long long iw_tcp_snd_wnd(int fd)
 {
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-		return -1;
-	if (len < offsetof(struct tcp_info, tcpi_snd_wnd) + sizeof(ti.tcpi_snd_wnd)) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return ti.tcpi_snd_wnd;
+	return tcp_info_u32(fd, offsetof(struct tcp_info, tcpi_snd_wnd));
 }
 
 /**
