@@ -58,6 +58,9 @@
  *	of that ULPDU is dropped
  * @rx_defer: recvmsg() left the next FPDUs in TCP for the next recvmsg()
  *	to copy straight into its caller's buffer (mpa_rx_direct())
+ * @rx_taken: octets of FPDUs at the head of TCP's receive queue that
+ *	recvmsg() copied out but TCP was not told of yet (mpa_rx_next());
+ *	only with @rx_defer
  * @rx_kick: data-ready left octets in TCP for a waiting task of the
  *	consumer (mpa_rx_wait_begin()), not parsed yet
  * @rx_waiters: tasks of the consumer between mpa_rx_wait_begin() and
@@ -153,6 +156,7 @@ struct mpa_conn {
 	bool			rx_defer;
 	bool			rx_kick;
 	atomic_t		rx_waiters;
+	u32			rx_taken;
 	bool			rx_wnd_owed;
 	bool			rx_lens;
 	bool			tx_allowed;

@@ -279,15 +279,17 @@ static inline struct sk_buff *mpa_rxq_seq(struct sock *sk, struct sk_buff *skb,
 
 /*
  * The skb of TCP's receive queue that holds the octet @at octets after
- * the first unread one, and (*@off) its offset there; NULL if none does.
+ * the first one MPA has not read (@rx_taken octets after TCP's first
+ * unread one), and (*@off) its offset there; NULL if none does.
  */
-static inline struct sk_buff *mpa_rxq_skb(struct sock *sk, u32 at, u32 *off)
+static inline struct sk_buff *mpa_rxq_skb(const struct mpa_conn *c, u32 at, u32 *off)
 {
+	struct sock *sk = c->sk;
 	struct sk_buff *skb = skb_peek(&sk->sk_receive_queue);
 
 	if (!skb)
 		return NULL;
-	return mpa_rxq_seq(sk, skb, tcp_sk(sk)->copied_seq + at, off);
+	return mpa_rxq_seq(sk, skb, tcp_sk(sk)->copied_seq + c->rx_taken + at, off);
 }
 
 /* an FPDU that waits in TCP's receive queue, found by mpa_rx_queued() */
@@ -301,8 +303,8 @@ struct mpa_rxq {
 };
 
 /*
- * What waits in TCP's receive queue (markers off) @at octets after its
- * first unread one: nothing, a whole FPDU first, or the start of one;
+ * What waits in TCP's receive queue (markers off) @at octets after the
+ * first octet MPA has not read: nothing, a whole FPDU first, or the start of one;
  * *@q says where the FPDU lies. Its skb's pieces are looked through
  * once; the walk stops after that FPDU. Socket lock held, or in its
  * data-ready callback.
@@ -316,7 +318,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	__be16 hdr;
 	int frag;
 
-	skb = mpa_rxq_skb(sk, at, &q->off);
+	skb = mpa_rxq_skb(c, at, &q->off);
 	if (!skb)
 		return MPA_RXQ_EMPTY;
 	/* a SYN takes a sequence number: offsets in its skb are one off */
@@ -366,12 +368,35 @@ static inline bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
 	return q->n >= q->wire;
 }
 
+/*
+ * Tell TCP that the @rx_taken octets of FPDUs that recvmsg() copied
+ * straight from its receive queue were read (tcp_read_done(), as kTLS's
+ * parser does): that frees the skbs they filled and may open the window.
+ * Return 0 or -EIO.
+ */
+static int mpa_rx_done(struct mpa_conn *c)
+{
+	const struct tcp_sock *tp = tcp_sk(c->sk);
+	u32 seq = tp->copied_seq, n = c->rx_taken;
+
+	c->rx_taken = 0;
+	tcp_read_done(c->sk, n);
+	/* mpa_rx_take() found them whole there, under the socket lock */
+	if (WARN_ON_ONCE(tp->copied_seq - seq < n)) {
+		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* Parse what TCP holds. Socket lock (or bh lock, not owned) held. */
 void mpa_rx_process(struct mpa_conn *c)
 {
 	read_descriptor_t desc = { .arg.data = c, .count = 1 };
 	bool was_ready = c->rx_ready;
 
+	if (c->rx_taken && mpa_rx_done(c))
+		return;
 	c->rx_defer = false;
 	if (!mpa_framing(c) || c->rx_stop || c->closing)
 		return;
@@ -520,12 +545,25 @@ static bool mpa_rx_deferred(const struct mpa_conn *c)
 {
 	const struct tcp_sock *tp = tcp_sk(c->sk);
 
-	return c->rx_defer && READ_ONCE(tp->rcv_nxt) != tp->copied_seq;
+	return c->rx_defer && READ_ONCE(tp->rcv_nxt) != tp->copied_seq + c->rx_taken;
 }
 
 static bool mpa_readable_or_deferred(const struct mpa_conn *c)
 {
 	return mpa_readable(c) || mpa_rx_deferred(c);
+}
+
+/*
+ * TCP held back an ACK of more than a segment for the reader to send
+ * (tcp_cleanup_rbuf()): it does so when the receive buffer fills, and
+ * the peer's sending waits for that ACK.
+ */
+static inline bool mpa_rx_ack_owed(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return inet_csk_ack_scheduled(sk) &&
+	       tp->rcv_nxt - tp->rcv_wup > inet_csk(sk)->icsk_ack.rcv_mss;
 }
 
 /*
@@ -536,6 +574,16 @@ static bool mpa_readable_or_deferred(const struct mpa_conn *c)
  * into rx.buf at once, so that TCP holding data still means a whole
  * ULPDU to poll(). @last, if not NULL, is the FPDU mpa_rx_take() took
  * last in this hold of the socket lock (see mpa_rxq_follow()).
+ *
+ * FPDUs taken straight from TCP (@rx_taken octets) are handed back to
+ * TCP (mpa_rx_done()) once the next FPDU does not start in TCP's first
+ * skb, so once that skb is all read, when no whole FPDU follows, and
+ * when TCP waits for the reader to send an ACK; TCP frees an skb only
+ * when it is all read, so the receive window opens as before, but TCP's
+ * bookkeeping of a read (receive buffer tuning, with a clock read, and
+ * the ACK decision) runs once per skb, not once per ULPDU, while the
+ * reader keeps up. Taken octets are never all that TCP holds: poll()
+ * and data-ready see a whole FPDU after them.
  */
 static void mpa_rx_next(struct mpa_conn *c, const struct mpa_rxq *last)
 {
@@ -547,6 +595,11 @@ static void mpa_rx_next(struct mpa_conn *c, const struct mpa_rxq *last)
 	if (!c->rx.markers && !c->consumer && c->state == MPA_S_FULL) {
 		q = mpa_rxq_follow(last, &fpdu) ? MPA_RXQ_WHOLE :
 		    mpa_rx_queued(c, 0, &fpdu);
+		if (c->rx_taken &&
+		    (q != MPA_RXQ_WHOLE || fpdu.skb != skb_peek(&c->sk->sk_receive_queue) ||
+		     mpa_rx_ack_owed(c->sk)) &&
+		    mpa_rx_done(c))
+			return;
 		/* a FIN after the last FPDU is noted at once, as before */
 		if (q == MPA_RXQ_WHOLE ||
 		    (q == MPA_RXQ_EMPTY && !(c->sk->sk_shutdown & RCV_SHUTDOWN))) {
@@ -677,23 +730,13 @@ static int mpa_rx_take(struct mpa_conn *c, struct msghdr *msg, size_t len,
 }
 
 /*
- * consume the @n octets of FPDUs that mpa_rx_take() read, the last one
- * @last, then go on; tcp_read_done() is TCP's call for octets read in
- * its receive queue (as kTLS's parser reads them)
+ * the @n octets of FPDUs that mpa_rx_take() read, the last one @last,
+ * are taken; go on (mpa_rx_next() tells TCP when)
  */
-static int mpa_rx_consume(struct mpa_conn *c, u32 n, const struct mpa_rxq *last)
+static void mpa_rx_consume(struct mpa_conn *c, u32 n, const struct mpa_rxq *last)
 {
-	const struct tcp_sock *tp = tcp_sk(c->sk);
-	u32 seq = tp->copied_seq;
-
-	tcp_read_done(c->sk, n);
-	/* mpa_rx_take() found them whole there, under the socket lock */
-	if (WARN_ON_ONCE(tp->copied_seq - seq < n)) {
-		mpa_fail(c, MPA_ERR_TCP_CLOSED, -EIO);
-		return -EIO;
-	}
+	c->rx_taken += n;
 	mpa_rx_next(c, last);
-	return 0;
 }
 
 /* the next ULPDU straight from TCP (mpa_rx_take()), consumed at once */
@@ -705,8 +748,7 @@ static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 	ret = mpa_rx_take(c, msg, len, 0, NULL, &q);
 	if (ret < 0)
 		return ret;
-	if (mpa_rx_consume(c, q.wire, &q))
-		return -EIO;
+	mpa_rx_consume(c, q.wire, &q);
 	msg->msg_flags |= MSG_EOR;
 	return ret;
 }

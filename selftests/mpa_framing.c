@@ -21,6 +21,7 @@
 
 #include "mpa_proto.h"
 #include <linux/mpa.h>
+#include <linux/sockios.h>
 
 #include "kselftest_harness.h"
 #include "mpa_test_util.h"
@@ -746,6 +747,53 @@ TEST_F(framing, small_ulpdu_left_in_tcp)
 	EXPECT_EQ(EBADMSG, errno);
 	EXPECT_EQ(2, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
 	EXPECT_EQ(1, iw_mpa_stats_of(self->fds[0]).rx_crc_errors);
+}
+
+/*
+ * FPDUs copied straight from TCP are told to TCP as read once the skb
+ * that holds them is all read, not one by one: while the next FPDU lies
+ * in the same skb, TCP's unread count (SIOCINQ) still counts the ones
+ * taken; once the last is taken it is 0, poll() reports nothing and a
+ * close() sends a FIN, not the reset of a close with unread data. A
+ * MSG_PEEK in between sees the next ULPDU, and the count drops to what
+ * is left. One write of five FPDUs is one skb on loopback.
+ */
+TEST_F(framing, taken_fpdus_told_to_tcp_per_skb)
+{
+	struct pollfd p = { .events = POLLIN };
+	int off, i, inq, fl = 0;
+
+	mt_fill(ubuf, 5000, 26);
+	ASSERT_EQ(0, mt_raw_responder(variant->family, self->fds, 0, MPA_FLAG_C, 0));
+	off = ref_fpdus(5, 1000);
+	ASSERT_EQ(5 * 1008, off);
+	ASSERT_EQ(0, iw_writen(self->fds[1], wbuf, off));
+	p.fd = self->fds[0];
+	ASSERT_EQ(1, poll(&p, 1, RAW_TMO_MS));
+	/* the first is parsed into the socket's buffer on arrival */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+		EXPECT_EQ(0, memcmp(rbuf, ubuf + i * 1000, 1000));
+		ASSERT_EQ(0, ioctl(self->fds[0], SIOCINQ, &inq));
+		EXPECT_EQ(4 * 1008, inq);
+	}
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), MSG_PEEK, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 3000, 1000));
+	ASSERT_EQ(0, ioctl(self->fds[0], SIOCINQ, &inq));
+	EXPECT_EQ(1008, inq);
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 3000, 1000));
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(1000, mt_recv(self->fds[0], rbuf, sizeof(rbuf), 0, &fl));
+	EXPECT_EQ(0, memcmp(rbuf, ubuf + 4000, 1000));
+	ASSERT_EQ(0, ioctl(self->fds[0], SIOCINQ, &inq));
+	EXPECT_EQ(0, inq);
+	EXPECT_EQ(0, poll(&p, 1, 100));
+	EXPECT_EQ(5, iw_mpa_stats_of(self->fds[0]).rx_fpdus);
+	/* nothing unread: the close is a FIN */
+	ASSERT_EQ(0, close(self->fds[0]));
+	self->fds[0] = -1;
+	EXPECT_EQ(0, recv(self->fds[1], rbuf, sizeof(rbuf), 0));
 }
 
 struct reader {
