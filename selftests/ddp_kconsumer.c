@@ -459,14 +459,7 @@ TEST_F(kc, window_after_backlog)
 				sizeof(sndbuf)));
 	ASSERT_EQ(0, setsockopt(self->fds[0], IPPROTO_TCP, TCP_NODELAY, &one,
 				sizeof(one)));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[0]));
-	ASSERT_EQ(0, iw_mpa_attach(self->fds[1]));
-	ASSERT_EQ(0, iw_mpa_start(self->fds[1], MPA_ROLE_RESPONDER, 0, NULL, 0,
-				  NULL, 0));
-	ASSERT_EQ(0, iw_mpa_start(self->fds[0], MPA_ROLE_INITIATOR, 0, NULL, 0,
-				  NULL, 0));
-	ASSERT_EQ(0, iw_mpa_respond(self->fds[1], DDP_TMO_MS));
-	ASSERT_EQ(0, iw_mpa_wait_state(self->fds[0], MPA_S_FULL, DDP_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_startup_pair(self->fds, 0, 0, DDP_TMO_MS));
 	ASSERT_EQ(0, kc_ctl("bind %d %d", self->fds[1], NQUEUES));
 	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
 	h.stag = htonl(kc_stag());

@@ -393,10 +393,32 @@ int iw_mpa_respond(int fd, int ms)
 }
 
 /**
+ * iw_mpa_startup_pair() - take a connected pair of sockets to full operation
+ * @fds: fds[0] the Initiator (it must send first, RFC 5044 rule 4),
+ *	fds[1] the Responder, connected to each other
+ * @iflags: MPA_F_* of the Initiator
+ * @rflags: MPA_F_* of the Responder
+ * @ms: the longest wait for each startup step
+ *
+ * Attaches "mpa" to both and runs the startup, with no private data.
+ *
+ * Return: 0, or -1 with errno set; the sockets stay open.
+ */
+int iw_mpa_startup_pair(const int fds[2], __u32 iflags, __u32 rflags, int ms)
+{
+	if (iw_mpa_attach(fds[0]) || iw_mpa_attach(fds[1]) ||
+	    iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
+	    iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
+	    iw_mpa_respond(fds[1], ms))
+		return -1;
+	return iw_mpa_wait_state(fds[0], MPA_S_FULL, ms);
+}
+
+/**
  * iw_mpa_pair() - two loopback MPA sockets in full operation
  * @family: AF_INET or AF_INET6
- * @fds: fds[0] the Initiator (it must send first, RFC 5044 rule 4),
- *	fds[1] the Responder; both -1 on failure
+ * @fds: fds[0] the Initiator, fds[1] the Responder (see
+ *	iw_mpa_startup_pair()); both -1 on failure
  * @iflags: MPA_F_* of the Initiator
  * @rflags: MPA_F_* of the Responder
  * @ms: the longest wait for each startup step
@@ -409,20 +431,14 @@ int iw_mpa_pair(int family, int fds[2], __u32 iflags, __u32 rflags, int ms)
 
 	fds[0] = -1;
 	fds[1] = -1;
-	if (iw_loopback_pair(family, fds))
-		goto fail;
-	if (iw_mpa_attach(fds[0]) || iw_mpa_attach(fds[1]) ||
-	    iw_mpa_start(fds[1], MPA_ROLE_RESPONDER, rflags, NULL, 0, NULL, 0) ||
-	    iw_mpa_start(fds[0], MPA_ROLE_INITIATOR, iflags, NULL, 0, NULL, 0) ||
-	    iw_mpa_respond(fds[1], ms) ||
-	    iw_mpa_wait_state(fds[0], MPA_S_FULL, ms))
-		goto fail;
+	if (iw_loopback_pair(family, fds) ||
+	    iw_mpa_startup_pair(fds, iflags, rflags, ms)) {
+		err = errno;
+		iw_close_pair(fds);
+		errno = err;
+		return -1;
+	}
 	return 0;
-fail:
-	err = errno;
-	iw_close_pair(fds);
-	errno = err;
-	return -1;
 }
 
 /**

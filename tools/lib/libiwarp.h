@@ -91,6 +91,7 @@ __u32 iw_mpa_wait_change(int fd, __u32 from, int ms);
 int iw_mpa_wait_state(int fd, __u32 state, int ms);
 int iw_mpa_wait_startup(int fd, __u32 role, int ms, struct mpa_info *info);
 int iw_mpa_respond(int fd, int ms);
+int iw_mpa_startup_pair(const int fds[2], __u32 iflags, __u32 rflags, int ms);
 int iw_mpa_pair(int family, int fds[2], __u32 iflags, __u32 rflags, int ms);
 const char *iw_mpa_err_name(unsigned int code);
 
