@@ -739,7 +739,7 @@ static void mpa_rx_consume(struct mpa_conn *c, u32 n, const struct mpa_rxq *last
 	mpa_rx_next(c, last);
 }
 
-/* the next ULPDU straight from TCP (mpa_rx_take()), consumed at once */
+/* the next ULPDU straight from TCP (mpa_rx_take()), taken at once */
 static int mpa_rx_direct(struct mpa_conn *c, struct msghdr *msg, size_t len)
 {
 	struct mpa_rxq q;
