@@ -230,28 +230,31 @@ static const u8 *mpa_skb_piece(const struct sk_buff *skb, u32 off, u32 *n, int *
 }
 
 /*
- * Grow the piece @p of *@n octets that ends with fragment @frag of @skb
+ * Grow the piece @p of *@n octets that ends with fragment *@frag of @skb
  * by the fragments after it that continue it in the same compound page,
- * until it holds @want octets or the next fragment does not continue it.
+ * until it holds @want octets or the next fragment does not continue it;
+ * *@frag becomes the last fragment the piece takes in.
  * From 6.5 on TCP cuts a sender's compound page into PAGE_SIZE fragments
  * (MSG_SPLICE_PAGES), and over loopback or veth those reach the receiver
  * as they are, so an FPDU that crosses them still lies in one run of
  * memory. Not across compound pages, even adjacent ones: one copy to
  * user space stays within one allocation (hardened usercopy checks that).
  */
-static void mpa_skb_piece_grow(const struct sk_buff *skb, int frag, const u8 *p,
+static void mpa_skb_piece_grow(const struct sk_buff *skb, int *frag, const u8 *p,
 			       u32 *n, u32 want)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	struct page *head;
+	int i = *frag;
 
-	if (frag < 0)
+	if (i < 0)
 		return;
-	head = compound_head(skb_frag_page(&si->frags[frag]));
-	while (*n < want && ++frag < si->nr_frags &&
-	       compound_head(skb_frag_page(&si->frags[frag])) == head &&
-	       skb_frag_address(&si->frags[frag]) == p + *n)
-		*n += skb_frag_size(&si->frags[frag]);
+	head = compound_head(skb_frag_page(&si->frags[i]));
+	while (*n < want && i + 1 < si->nr_frags &&
+	       compound_head(skb_frag_page(&si->frags[i + 1])) == head &&
+	       skb_frag_address(&si->frags[i + 1]) == p + *n)
+		*n += skb_frag_size(&si->frags[++i]);
+	*frag = i;
 }
 
 /*
@@ -300,6 +303,7 @@ struct mpa_rxq {
 	u32		wire;	/* its length on the wire */
 	const u8	*fpdu;	/* the FPDU if whole in one piece of @skb */
 	u32		n;	/* octets of that piece from @fpdu on */
+	int		frag;	/* the piece's last fragment (-1: linear part) */
 };
 
 /*
@@ -316,7 +320,6 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	u32 end, n = 0;
 	const u8 *p;
 	__be16 hdr;
-	int frag;
 
 	skb = mpa_rxq_skb(c, at, &q->off);
 	if (!skb)
@@ -324,7 +327,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	/* a SYN takes a sequence number: offsets in its skb are one off */
 	if (unlikely(TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
 		return MPA_RXQ_PART;
-	p = mpa_skb_piece(skb, q->off, &n, &frag);
+	p = mpa_skb_piece(skb, q->off, &n, &q->frag);
 	if (p && n >= sizeof(hdr))
 		q->ulen = get_unaligned_be16(p);
 	else if (!skb_copy_bits(skb, q->off, &hdr, sizeof(hdr)))
@@ -334,7 +337,7 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 	q->skb = skb;
 	q->wire = mpa_fpdu_plain_len(q->ulen);
 	if (p && n < q->wire)
-		mpa_skb_piece_grow(skb, frag, p, &n, q->wire);
+		mpa_skb_piece_grow(skb, &q->frag, p, &n, q->wire);
 	q->fpdu = p && n >= q->wire ? p : NULL;
 	q->n = n;
 	/* the common case: whole in the piece found (no walk) */
@@ -350,21 +353,31 @@ static int mpa_rx_queued(const struct mpa_conn *c, u32 at, struct mpa_rxq *q)
 }
 
 /*
- * The FPDU that follows @prev, if it lies whole in the same piece: *@q
- * says where, and no skb is looked through. Only with the socket lock
- * held since @prev was found: the piece stays TCP's while it holds
- * unread octets, even after the FPDUs up to @prev were consumed.
+ * The FPDU that follows @prev, if it lies whole in the same piece, grown
+ * by the fragments of @prev's skb that continue it in memory
+ * (mpa_skb_piece_grow()): *@q says where, and no skb is looked through.
+ * Only with the socket lock held since @prev was found: the piece stays
+ * TCP's while it holds unread octets, even after the FPDUs up to @prev
+ * were consumed.
  */
 static inline bool mpa_rxq_follow(const struct mpa_rxq *prev, struct mpa_rxq *q)
 {
-	if (!prev || !prev->fpdu || prev->n < prev->wire + MPA_HDR_LEN)
+	if (!prev || !prev->fpdu)
 		return false;
 	q->skb = prev->skb;
 	q->off = prev->off + prev->wire;
 	q->fpdu = prev->fpdu + prev->wire;
 	q->n = prev->n - prev->wire;
+	q->frag = prev->frag;
+	if (q->n < MPA_HDR_LEN) {
+		mpa_skb_piece_grow(q->skb, &q->frag, q->fpdu, &q->n, MPA_HDR_LEN);
+		if (q->n < MPA_HDR_LEN)
+			return false;
+	}
 	q->ulen = get_unaligned_be16(q->fpdu);
 	q->wire = mpa_fpdu_plain_len(q->ulen);
+	if (q->n < q->wire)
+		mpa_skb_piece_grow(q->skb, &q->frag, q->fpdu, &q->n, q->wire);
 	return q->n >= q->wire;
 }
 

@@ -489,6 +489,47 @@ TEST_F(stat, waiting_reader_copies_straight)
 	close(fds[1]);
 }
 
+/*
+ * Sixteen ULPDUs of MULPDU octets in one sendmsg(), taken by one
+ * recvmsg() with MPA_RECV_LENS once all are in TCP: the first was parsed
+ * into the socket's buffer as it arrived, the fifteen after it come
+ * straight from TCP's queue, each found right after the one before in
+ * its piece of the skb (mpa_rxq_follow()), across the page fragments
+ * the sender's pages were cut into (6.5 on), each CRC checked and every
+ * octet in place.
+ */
+TEST_F(stat, direct_receive_of_a_train)
+{
+	static __u8 buf[16 * 1442], got[16 * 1442 + 16];
+	__u32 lens[16], rl[16], mulpdu;
+	int fds[2], i, n, fl;
+
+	ASSERT_EQ(0, full_pair(_metadata, fds, &mulpdu));
+	for (i = 0; i < 16; i++)
+		lens[i] = mulpdu;
+	mt_fill(buf, sizeof(buf), 11);
+	ASSERT_EQ(16 * mulpdu, mt_send_lens(fds[0], buf, 16 * mulpdu, SOL_MPA,
+					    MPA_CMSG_LENS, lens, 16, 0));
+	ASSERT_EQ(0, mt_all_acked(fds[0]));
+	i = 1;
+	ASSERT_EQ(0, setsockopt(fds[1], SOL_MPA, MPA_RECV_LENS, &i, sizeof(i)));
+	memset(got, 0, sizeof(got));
+	ASSERT_EQ(16 * mulpdu, mt_recv_lens(fds[1], got, sizeof(got), 16, 0, rl, &n, &fl));
+	ASSERT_EQ(16, n);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(mulpdu, rl[i]);
+	EXPECT_EQ(0, memcmp(got, buf, 16 * mulpdu));
+	EXPECT_EQ(0, got[16 * mulpdu]);
+	ASSERT_EQ(0, read_stats(self->v));
+	EXPECT_EQ(16, self->v[RX_FPDUS]);
+	EXPECT_EQ(15, self->v[RX_DIRECT]);
+	EXPECT_EQ(0, self->v[ERR2]);
+	EXPECT_EQ(-1, recv(fds[1], got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 /* ---- tracepoints ---- */
 
 static unsigned short local_port(int fd)
