@@ -21,6 +21,7 @@
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/ddp.h>
 #include <net/mpa.h>
@@ -123,11 +124,15 @@ struct ddp_mem {
  * @base_to: tagged offset of its first octet
  * @access: DDP_ACCESS_*
  * @valid: false once invalidated
+ * @users: senders of its pages (ddp_mr_get()): the free waits for them
  * @dead: on a list of buffers to free after an RCU grace period
+ * @pd: its PD, for the free after the peer's invalidation
+ * @free_work: that free, after a grace period (ddp_invalidate_remote())
  *
  * A buffer is found by RCU lookups of &ddp_pd.mrs (placement) and by
  * walks under the xarray lock (invalidation). It is freed only after it
- * was erased from the xarray under that lock and a grace period passed.
+ * was erased from the xarray under that lock, a grace period passed and
+ * no sender holds it.
  */
 struct ddp_mr {
 	struct ddp_mem	mem;
@@ -136,7 +141,10 @@ struct ddp_mr {
 	u64		base_to;
 	u32		access;
 	bool		valid;
+	atomic_t	users;
 	struct list_head dead;
+	struct ddp_pd	*pd;
+	struct rcu_work	free_work;
 };
 
 /**
@@ -170,6 +178,7 @@ struct ddp_pd {
  * @placed: payload octets placed so far
  * @msg_len: message length, known from its last segment
  * @last: the last segment was placed
+ * @last_mo: the message offset of the last segment
  * @rsvdulp: the RsvdULP bits of the last segment
  */
 struct ddp_rbuf {
@@ -179,6 +188,7 @@ struct ddp_rbuf {
 	u64		placed;
 	u64		msg_len;
 	bool		last;
+	u32		last_mo;
 	u8		rsvdulp[DDP_RSVDULP_U_LEN];
 };
 
@@ -226,6 +236,7 @@ struct ddp_queue {
  *	(RDMAC) startup (RFC 5044 Appendix C)
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
+ * @remote_inval: the peer invalidated an STag: its free may be pending
  * @mib: the counters of the socket's network namespace, cached at bind
  * @stats: the stream's own counters
  */
@@ -256,6 +267,7 @@ struct ddp_stream {
 	bool			stopped;
 	u8			dv;
 	bool			shut;
+	bool			remote_inval;
 	unsigned long __percpu	*mib;
 	struct ddp_stream_stats	stats;
 };
@@ -279,6 +291,7 @@ static inline void ddp_mib_inc(unsigned long __percpu *mib,
 }
 
 /* ddp_mem.c */
+extern struct workqueue_struct *ddp_wq;
 void ddp_mem_release(struct ddp_mem *m, bool dirty);
 int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write);
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,

@@ -605,13 +605,13 @@ static void ddp_pd_show_fdinfo(struct seq_file *m, struct file *file)
 	struct ddp_mr *mr;
 	u32 nmr = 0;
 
-	xa_lock(&pd->mrs);
+	xa_lock_bh(&pd->mrs);
 	xa_for_each(&pd->mrs, idx, mr) {
 		nmr++;
 		if (mr->mem.mm)
 			pinned += mr->mem.npages;
 	}
-	xa_unlock(&pd->mrs);
+	xa_unlock_bh(&pd->mrs);
 
 	seq_printf(m, "ddp-pd:\t%u\n", pd->id);
 	seq_printf(m, "mrs:\t%u\n", nmr);

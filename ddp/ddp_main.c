@@ -14,6 +14,8 @@
  * The files are listed in ddp.h.
  */
 #include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 
 #include "ddp.h"
 
@@ -27,9 +29,13 @@ static int __init ddp_init(void)
 
 	if (ret)
 		return ret;
+	ret = -ENOMEM;
+	ddp_wq = alloc_workqueue("ddp", 0, 0);
+	if (!ddp_wq)
+		goto err_proc;
 	ret = mpa_register_consumer(&ddp_consumer);
 	if (ret)
-		goto err_proc;
+		goto err_wq;
 	ret = ddp_cdev_init();
 	if (ret)
 		goto err_consumer;
@@ -37,6 +43,8 @@ static int __init ddp_init(void)
 
 err_consumer:
 	mpa_unregister_consumer(&ddp_consumer);
+err_wq:
+	destroy_workqueue(ddp_wq);
 err_proc:
 	ddp_proc_exit();
 	return ret;
@@ -46,6 +54,9 @@ static void __exit ddp_exit(void)
 {
 	ddp_cdev_exit();
 	mpa_unregister_consumer(&ddp_consumer);
+	/* the frees that ddp_invalidate_remote() queued */
+	rcu_barrier();
+	destroy_workqueue(ddp_wq);
 	ddp_proc_exit();
 }
 

@@ -5,6 +5,7 @@
  * the pages from softirq (RFC 5041 sections 3, 8: STags and their
  * protection domains).
  */
+#include <linux/bvec.h>
 #include <linux/highmem.h>
 #include <linux/idr.h>
 #include <linux/mm.h>
@@ -13,13 +14,17 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 #include <net/iwarp_compat.h>
 #include <net/net_namespace.h>
 
 #include "ddp.h"
 
 DEFINE_IDA(ddp_ids);
+/* frees the buffers the peer invalidated (ddp_invalidate_remote()) */
+struct workqueue_struct *ddp_wq;
 
 /* ---- memory ---- */
 
@@ -185,7 +190,8 @@ struct ddp_pd *__ddp_pd_alloc(gfp_t gfp)
 	/* no namespaces left in an exiting task's last task_work */
 	pd->net = get_net(current->nsproxy ? current->nsproxy->net_ns : &init_net);
 	pd->mib = ddp_net_mib(pd->net);
-	xa_init(&pd->mrs);
+	/* the peer's Send with Invalidate erases from softirq */
+	xa_init_flags(&pd->mrs, XA_FLAGS_LOCK_BH);
 	get_random_bytes(&pd->stag_key, sizeof(pd->stag_key));
 	pd->stag_ctr = get_random_u32() & DDP_STAG_INDEX_MAX;
 	refcount_set(&pd->ref, 1);
@@ -274,7 +280,7 @@ static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 	u32 idx;
 
 	mr->valid = true;
-	xa_lock(&pd->mrs);
+	xa_lock_bh(&pd->mrs);
 	for (tries = 0; tries < DDP_STAG_TRIES; tries++) {
 		idx = ddp_stag_index(pd, pd->stag_ctr);
 		pd->stag_ctr = (pd->stag_ctr + 1) & DDP_STAG_INDEX_MAX;
@@ -287,7 +293,7 @@ static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 		if (ret != -EBUSY)
 			break;
 	}
-	xa_unlock(&pd->mrs);
+	xa_unlock_bh(&pd->mrs);
 	if (!ret)
 		*stag = mr->stag;
 	return ret;
@@ -310,6 +316,7 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	mr->owner = owner ? owner->id : pd->id;
 	mr->base_to = base_to;
 	mr->access = access;
+	mr->pd = pd;
 	ret = ddp_mr_insert(pd, mr, stag);
 	if (ret) {
 		kfree(mr);
@@ -351,22 +358,29 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 }
 EXPORT_SYMBOL_GPL(ddp_reg_pages);
 
+/* Wait until no sender holds @mr (ddp_mr_get()). */
+static void ddp_mr_wait_users(struct ddp_mr *mr)
+{
+	wait_var_event(&mr->users, !atomic_read(&mr->users));
+}
+
 /**
  * ddp_invalidate() - make an STag unusable at once and free its buffer
  * @pd: the PD
  * @stag: the STag
  *
- * When this returns, no placement into the buffer is running or will run.
+ * When this returns, no placement into the buffer and no send from it
+ * (ddp_send_mr()) is running or will run.
  * Return: 0, or -ENOENT for an STag that is not registered.
  */
 int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 {
 	struct ddp_mr *mr;
 
-	xa_lock(&pd->mrs);
+	xa_lock_bh(&pd->mrs);
 	mr = xa_load(&pd->mrs, stag >> 8);
 	if (!mr || mr->stag != stag) {
-		xa_unlock(&pd->mrs);
+		xa_unlock_bh(&pd->mrs);
 		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
 		return -ENOENT;
 	}
@@ -374,14 +388,190 @@ int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 	__xa_erase(&pd->mrs, stag >> 8);
 	/* after the erase: see ddp_rx_mr() */
 	smp_store_release(&pd->gen, pd->gen + 1);
-	xa_unlock(&pd->mrs);
-	/* placement looks buffers up under rcu_read_lock() */
+	xa_unlock_bh(&pd->mrs);
+	/* placement and ddp_mr_get() look buffers up under rcu_read_lock() */
 	synchronize_rcu();
+	ddp_mr_wait_users(mr);
 	ddp_stag_gone(pd, mr);
 	ddp_mr_free(mr);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(ddp_invalidate);
+
+static void ddp_mr_free_work(struct work_struct *work)
+{
+	struct ddp_mr *mr = container_of(to_rcu_work(work), struct ddp_mr,
+					 free_work);
+	struct ddp_pd *pd = mr->pd;
+
+	ddp_mr_wait_users(mr);
+	ddp_stag_gone(pd, mr);
+	ddp_mr_free(mr);
+	ddp_pd_put(pd);
+}
+
+/* the owner to compare with &ddp_mr.owner for a use by @s */
+static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
+{
+	return mr->owner == s->pd->id ? s->pd->id : s->id;
+}
+
+/**
+ * ddp_invalidate_remote() - the peer invalidates an STag of this stream
+ * @s: the stream the request came on
+ * @stag: the STag
+ *
+ * For the ULP's remote invalidation (RDMAP's Send with Invalidate, RFC
+ * 5040 section 5.1): the STag must be registered on the stream's PD and
+ * bound to the PD or to @s. It is unusable when this returns; its buffer
+ * is freed later, after any send from it. Kernel pages of such a buffer
+ * must stay until ddp_stream_release() of @s returns.
+ *
+ * Does not sleep: may be called from the stream's event callback.
+ * Return: 0, -ENOENT for an STag that is not registered, -EACCES for
+ * one bound to another stream.
+ */
+int ddp_invalidate_remote(struct ddp_stream *s, u32 stag)
+{
+	struct ddp_pd *pd = s->pd;
+	struct ddp_mr *mr;
+
+	xa_lock_bh(&pd->mrs);
+	mr = xa_load(&pd->mrs, stag >> 8);
+	if (!mr || mr->stag != stag) {
+		xa_unlock_bh(&pd->mrs);
+		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
+		return -ENOENT;
+	}
+	if (mr->owner != ddp_mr_owner_for(mr, s)) {
+		xa_unlock_bh(&pd->mrs);
+		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
+		return -EACCES;
+	}
+	WRITE_ONCE(mr->valid, false);
+	__xa_erase(&pd->mrs, stag >> 8);
+	/* after the erase: see ddp_rx_mr() */
+	smp_store_release(&pd->gen, pd->gen + 1);
+	xa_unlock_bh(&pd->mrs);
+	/* the stream's reference keeps the PD; this one is for the work */
+	refcount_inc(&pd->ref);
+	s->remote_inval = true;
+	INIT_RCU_WORK(&mr->free_work, ddp_mr_free_work);
+	queue_rcu_work(ddp_wq, &mr->free_work);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ddp_invalidate_remote);
+
+/**
+ * ddp_mr_get() - hold a tagged buffer to send from it
+ * @s: the stream that will send (RDMAP's Read Response)
+ * @stag: the buffer's STag
+ * @view: out: what the buffer is, for the ULP's checks; @view->valid is
+ *	false when the STag names no valid buffer. DDP_VIEW_READ stands for
+ *	DDP_ACCESS_REMOTE_READ, DDP_VIEW_WRITE for DDP_ACCESS_REMOTE_WRITE.
+ * @bound: out: the ID @view->stream_or_pd must be for @s to use it
+ *
+ * Does not sleep: may be called from the stream's event callback.
+ * Invalidation waits until the buffer is put back with ddp_mr_put().
+ * Return: the buffer, or NULL.
+ */
+struct ddp_mr *ddp_mr_get(struct ddp_stream *s, u32 stag,
+			  struct ddp_region_view *view, u32 *bound)
+{
+	struct ddp_mr *mr;
+
+	memset(view, 0, sizeof(*view));
+	*bound = s->id;
+	rcu_read_lock();
+	mr = ddp_mr_lookup(s->pd, stag);
+	if (mr) {
+		/* within the read-side section: see ddp_invalidate() */
+		atomic_inc(&mr->users);
+		view->valid = true;
+		view->stream_or_pd = mr->owner;
+		view->base_to = mr->base_to;
+		view->len = mr->mem.len;
+		if (mr->access & DDP_ACCESS_REMOTE_WRITE)
+			view->access |= DDP_VIEW_WRITE;
+		if (mr->access & DDP_ACCESS_REMOTE_READ)
+			view->access |= DDP_VIEW_READ;
+		*bound = ddp_mr_owner_for(mr, s);
+	}
+	rcu_read_unlock();
+	return mr;
+}
+EXPORT_SYMBOL_GPL(ddp_mr_get);
+
+/**
+ * ddp_mr_put() - give back a buffer held by ddp_mr_get()
+ * @mr: the buffer
+ *
+ * Does not sleep.
+ */
+void ddp_mr_put(struct ddp_mr *mr)
+{
+	if (atomic_dec_and_test(&mr->users))
+		wake_up_var(&mr->users);
+}
+EXPORT_SYMBOL_GPL(ddp_mr_put);
+
+/*
+ * @len octets of @mr from tagged offset @to as a bvec array; the caller
+ * checked the range. Return: the number of entries, or -ENOMEM.
+ */
+static int ddp_mr_bvec(const struct ddp_mr *mr, u64 to, u32 len, struct bio_vec **out)
+{
+	u64 off = to - mr->base_to + mr->mem.first;
+	u32 n = 0, nmax = DIV_ROUND_UP((off & ~PAGE_MASK) + len, PAGE_SIZE);
+	struct bio_vec *bv;
+
+	bv = kvmalloc_array(max(nmax, 1U), sizeof(*bv), GFP_KERNEL);
+	if (!bv)
+		return -ENOMEM;
+	while (len) {
+		u32 po = off & ~PAGE_MASK;
+		u32 c = min_t(u32, len, PAGE_SIZE - po);
+
+		bvec_set_page(&bv[n++], mr->mem.pages[off >> PAGE_SHIFT], c, po);
+		off += c;
+		len -= c;
+	}
+	*out = bv;
+	return n;
+}
+
+/**
+ * ddp_send_mr() - send a message whose data is in a held tagged buffer
+ * @s: the stream
+ * @msg: as for ddp_send_msg()
+ * @mr: the buffer, held with ddp_mr_get() on @s
+ * @to: tagged offset of the first octet to send
+ * @len: octets to send, 0 allowed
+ *
+ * RDMAP's Read Response: the Data Source's buffer, after the ULP checked
+ * the request against the view ddp_mr_get() gave.
+ * Return: 0, -EINVAL for a range outside the buffer, or what
+ * ddp_send_msg() returns.
+ */
+int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
+		struct ddp_mr *mr, u64 to, u32 len)
+{
+	struct iov_iter it;
+	struct bio_vec *bv;
+	int n, ret;
+
+	if (to < mr->base_to || to - mr->base_to > mr->mem.len ||
+	    len > mr->mem.len - (to - mr->base_to))
+		return -EINVAL;
+	n = ddp_mr_bvec(mr, to, len, &bv);
+	if (n < 0)
+		return n;
+	iov_iter_bvec(&it, ITER_SOURCE, bv, n, len);
+	ret = ddp_send_msg(s, msg, &it);
+	kvfree(bv);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_send_mr);
 
 /* Under rcu_read_lock(). */
 struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag)
@@ -406,7 +596,7 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 	unsigned long idx;
 	LIST_HEAD(dead);
 
-	xa_lock(mrs);
+	xa_lock_bh(mrs);
 	xa_for_each(mrs, idx, mr) {
 		if (mr->owner != s->id)
 			continue;
@@ -416,12 +606,13 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 	}
 	if (!list_empty(&dead))	/* after the erases: see ddp_rx_mr() */
 		smp_store_release(&s->pd->gen, s->pd->gen + 1);
-	xa_unlock(mrs);
+	xa_unlock_bh(mrs);
 	if (list_empty(&dead))
 		return;
 	/* placement looks buffers up under rcu_read_lock() */
 	synchronize_rcu();
 	list_for_each_entry_safe(mr, tmp, &dead, dead) {
+		ddp_mr_wait_users(mr);
 		ddp_stag_gone(s->pd, mr);
 		ddp_mr_free(mr);
 	}

@@ -39,6 +39,20 @@ void ddp_stream_stop(struct ddp_stream *s)
 	s->stopped = true;
 }
 
+/**
+ * ddp_stream_halt() - the ULP ended the stream: place nothing more
+ * @s: the stream
+ *
+ * For an error the ULP found itself (RDMAP's Terminate): later segments
+ * are dropped, without an error event of DDP's. From the stream's event
+ * callback, or with its socket lock held.
+ */
+void ddp_stream_halt(struct ddp_stream *s)
+{
+	s->stopped = true;
+}
+EXPORT_SYMBOL_GPL(ddp_stream_halt);
+
 static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 {
 	struct ddp_stream_event ev = {
@@ -77,6 +91,7 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 {
 	struct ddp_queue *q = &s->q[qn];
 	struct ddp_stream_event ev = { .type = DDP_EV_RECV, .qn = qn };
+	struct ddp_untagged_hdr h;
 	struct ddp_rbuf *b;
 
 	for (;;) {
@@ -95,6 +110,11 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 		ev.msn = q->head_msn;
 		q->head_msn = ddp_msn_next(q->head_msn);
 		spin_unlock_bh(&s->lock);
+		/* the header of its last segment, for the ULP's Terminate */
+		ddp_untagged_hdr_build(&h, s->dv, true, b->rsvdulp, qn, ev.msn,
+				       b->last_mo);
+		ev.hdr = (const u8 *)&h;
+		ev.hdr_len = sizeof(h);
 		ddp_event(s, &ev);
 		ddp_rbuf_free(b);
 	}
@@ -306,6 +326,8 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		ev.to = s->t_first_to;
 		ev.len = s->t_len;
 		ev.rsvdulp[0] = seg->rsvdulp_t;
+		ev.hdr = s->hdr;
+		ev.hdr_len = DDP_TAGGED_HDR_LEN;
 		s->t_len = 0;
 		ddp_event(s, &ev);
 		return;
@@ -321,6 +343,7 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 	if (seg->last) {
 		s->seg_buf->last = true;
 		s->seg_buf->msg_len = (u64)seg->mo + seg->payload_len;
+		s->seg_buf->last_mo = seg->mo;
 		memcpy(s->seg_buf->rsvdulp, seg->rsvdulp_u, sizeof(seg->rsvdulp_u));
 	}
 	spin_unlock_bh(&s->lock);

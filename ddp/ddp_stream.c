@@ -6,6 +6,7 @@
  */
 #include <linux/idr.h>
 #include <linux/net.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -156,6 +157,11 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	mutex_unlock(&s->tx_lock);
 	ddp_flush(s);
 	ddp_invalidate_owned(s);
+	if (s->remote_inval) {
+		/* the buffers the peer invalidated: see ddp_invalidate_remote() */
+		rcu_barrier();
+		flush_workqueue(ddp_wq);
+	}
 	ddp_pd_put(s->pd);
 	ida_free(&ddp_ids, s->id);
 	kfree(s);

@@ -9,7 +9,8 @@
  * registered pages in softirq; completions and errors reach the ULP
  * through its event callback, in softirq or in process context with the
  * socket lock held: it must not sleep and must not call DDP back except
- * ddp_stream_priv(). Every other function here sleeps.
+ * ddp_stream_priv(), ddp_stream_halt(), ddp_invalidate_remote(),
+ * ddp_mr_get() and ddp_mr_put(). Every other function here sleeps.
  */
 #ifndef _NET_DDP_H
 #define _NET_DDP_H
@@ -21,7 +22,9 @@
 /* the DDP_EV_*, DDP_WIRE_ETYPE_*, DDP_WIRE_ECODE_* and DDP_ACCESS_* numbers */
 #include <uapi/linux/ddp.h>
 
+struct ddp_mr;
 struct ddp_pd;
+struct ddp_region_view;
 struct ddp_stream;
 
 /**
@@ -58,7 +61,9 @@ struct ddp_msg {
  * @to: tagged: tagged offset of the message's first octet
  * @cookie: the buffer's cookie (DDP_EV_RECV, DDP_EV_FLUSH)
  * @rsvdulp: the RsvdULP bits of the message
- * @hdr: DDP_EV_ERROR: the offending DDP header, valid during the call
+ * @hdr: DDP_EV_ERROR: the offending DDP header; DDP_EV_RECV and
+ *	DDP_EV_TAGGED: the header of the message's last segment (for the
+ *	ULP's own checks and Terminate). Valid during the call.
  * @hdr_len: its length, 0 when there is none
  */
 struct ddp_stream_event {
@@ -108,5 +113,14 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie);
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
+
+/* for the ULP's remote operations; these four do not sleep */
+void ddp_stream_halt(struct ddp_stream *s);
+int ddp_invalidate_remote(struct ddp_stream *s, u32 stag);
+struct ddp_mr *ddp_mr_get(struct ddp_stream *s, u32 stag,
+			  struct ddp_region_view *view, u32 *bound);
+void ddp_mr_put(struct ddp_mr *mr);
+int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
+		struct ddp_mr *mr, u64 to, u32 len);
 
 #endif /* _NET_DDP_H */
