@@ -29,7 +29,7 @@ PWD := $(CURDIR)
 # kept, so the build stays incremental).
 MDIR ?= $(CURDIR)
 override MDIR := $(abspath $(MDIR))
-MSRCS = Kbuild $(wildcard mpa/Kbuild ddp/Kbuild mpa/*.[ch] ddp/*.[ch]) \
+MSRCS = Kbuild $(wildcard mpa/Kbuild ddp/Kbuild rdmap/Kbuild mpa/*.[ch] ddp/*.[ch] rdmap/*.[ch]) \
 	$(wildcard selftests/kmod/Kbuild selftests/kmod/*.[ch]) \
 	$(shell find include -name '*.h')
 SYNC := $(if $(filter-out $(CURDIR),$(MDIR)),mdir-sync)
@@ -59,7 +59,7 @@ test-modules: modules
 # walks the whole directory and would delete every object and .ko under
 # build/ too (siw, the debug kernel's tree, the VM's module copies).
 static: $(SYNC)
-	find $(MDIR)/mpa $(MDIR)/ddp $(MDIR)/selftests/kmod -maxdepth 1 -name '*.o' -delete
+	find $(MDIR)/mpa $(MDIR)/ddp $(MDIR)/rdmap $(MDIR)/selftests/kmod -maxdepth 1 -name '*.o' -delete
 	@mkdir -p build
 	$(MAKE) -C $(KDIR) M=$(MDIR) C=2 W=1 modules 2>&1 | tee build/static-$(KSERIES).log
 	$(MAKE) -C $(KDIR) M=$(MDIR)/selftests/kmod KBUILD_EXTRA_SYMBOLS=$(MDIR)/Module.symvers \

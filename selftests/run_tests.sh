@@ -54,7 +54,7 @@ for t in "$@"; do
 	fi
 done
 
-for m in ddp mpa; do
+for m in rdmap ddp mpa; do
 	if grep -q "^$m " /proc/modules && ! rmmod "$m"; then
 		echo "# cannot unload $m"
 		rc=1

@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMAP (RFC 5040) over DDP: queue pairs.
+ *
+ * A queue pair is a DDP stream with RDMAP's three untagged queues. The
+ * receive side runs in DDP's event callback (softirq, or the socket
+ * owner's backlog): every message is checked (rdmap_hdr_check()), a Send
+ * with Invalidate invalidates its STag before its completion is reported,
+ * a Read Request is decoded and its Data Source checked against the
+ * registered buffer, which is held for the response. What must be sent
+ * in answer, Read Responses in the order of their requests and the one
+ * Terminate, is sent by the queue pair's work item, which may sleep.
+ *
+ * See include/net/rdmap.h for the API and Documentation/rdmap.rst.
+ */
+#include <linux/gfp.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uio.h>
+#include <linux/workqueue.h>
+#include <net/iwarp_compat.h>
+#include <net/rdmap.h>
+#include <net/sock.h>
+
+#include "rdmap_proto.h"
+
+/* RDMAP's own receive buffers, all in one page */
+#define RDMAP_RREQ_SLOT		32	/* one Read Request (28 octets) each */
+#define RDMAP_TERM_OFF		(RDMAP_MAX_IRD * RDMAP_RREQ_SLOT)
+#define RDMAP_TERM_SLOT		64
+#define RDMAP_TERM_BUFS		2
+/* cookies of the Terminate buffers, after those of the IRD slots */
+#define RDMAP_TERM_COOKIE	RDMAP_MAX_IRD
+
+/**
+ * struct rdmap_inbound - a Read Request of the peer, to be answered
+ * @rr: the request
+ * @mr: its Data Source, held (NULL for a Read of 0 octets)
+ * @slot: the queue 1 buffer it came in, posted again after the answer
+ */
+struct rdmap_inbound {
+	struct rdmap_read_req	rr;
+	struct ddp_mr		*mr;
+	u32			slot;
+};
+
+/**
+ * struct rdmap_outbound - an RDMA Read of this end, not complete yet
+ * @sink_stag: where its Read Response goes
+ * @sink_to: tagged offset there
+ * @len: octets
+ * @cookie: the consumer's
+ */
+struct rdmap_outbound {
+	u32	sink_stag;
+	u64	sink_to;
+	u32	len;
+	u64	cookie;
+};
+
+/**
+ * struct rdmap_qp - a queue pair
+ * @s: its DDP stream (NULL until ddp_stream_bind() returned)
+ * @sock: the socket, the owner's
+ * @ops: the consumer's callbacks
+ * @priv: the consumer's cookie
+ * @ird: Read Requests the peer may have outstanding
+ * @ord: Read Requests this end may have outstanding
+ * @page: RDMAP's receive buffers: IRD Read Request slots, two Terminates
+ * @lock: the rings and the state, against the receive path
+ * @in: the peer's Read Requests, in arrival order
+ * @in_head: oldest entry of @in
+ * @in_count: entries in @in
+ * @out: this end's outstanding Reads, in the order sent
+ * @out_head: oldest entry of @out
+ * @out_count: entries in @out
+ * @read_mutex: entries of @out are added in the order their requests go
+ * @terminated: an error ended the stream: nothing more is received,
+ *	sends fail
+ * @term_pending: @term_buf waits to be sent
+ * @term_sent: the Terminate went (at most one per stream)
+ * @closing: rdmap_qp_destroy() runs: no more Read Responses
+ * @work_mutex: one round of the work; taken to set @released
+ * @released: the stream is being released: the work sends nothing
+ * @term_len: octets of @term_buf
+ * @term_buf: the encoded Terminate
+ * @work: sends the Read Responses and the Terminate
+ */
+struct rdmap_qp {
+	struct ddp_stream		*s;
+	struct socket			*sock;
+	const struct rdmap_qp_ops	*ops;
+	void				*priv;
+	u32				ird;
+	u32				ord;
+	struct page			*page;
+
+	spinlock_t			lock;	/* rings and state */
+	struct rdmap_inbound		in[RDMAP_MAX_IRD];
+	u32				in_head;
+	u32				in_count;
+	struct rdmap_outbound		out[RDMAP_MAX_ORD];
+	u32				out_head;
+	u32				out_count;
+	struct mutex			read_mutex;	/* @out order */
+	bool				terminated;
+	bool				term_pending;
+	bool				term_sent;
+	bool				closing;
+	struct mutex			work_mutex;	/* against @released */
+	bool				released;
+	u32				term_len;
+	u8				term_buf[RDMAP_TERM_MAX_LEN];
+	struct work_struct		work;
+};
+
+static void rdmap_report(struct rdmap_qp *qp, const struct rdmap_event *ev)
+{
+	qp->ops->event(qp, ev);
+}
+
+/*
+ * The outstanding Reads will not complete: report each, oldest first.
+ * Under the socket lock or after the stream is released.
+ */
+static void rdmap_flush_reads(struct rdmap_qp *qp)
+{
+	struct rdmap_event ev = { .type = RDMAP_EV_READ_FLUSH };
+
+	for (;;) {
+		spin_lock_bh(&qp->lock);
+		if (!qp->out_count) {
+			spin_unlock_bh(&qp->lock);
+			return;
+		}
+		ev.cookie = qp->out[qp->out_head].cookie;
+		qp->out_head = (qp->out_head + 1) % RDMAP_MAX_ORD;
+		qp->out_count--;
+		spin_unlock_bh(&qp->lock);
+		rdmap_report(qp, &ev);
+	}
+}
+
+/*
+ * End the stream @s of @qp with the error @t found by this end: stop
+ * placement, encode the Terminate for the work to send, report it, flush
+ * the Reads. @t's headers are read here only. Does nothing once the
+ * stream is ended. Under the socket lock.
+ */
+static void rdmap_fail(struct rdmap_qp *qp, struct ddp_stream *s,
+		       const struct rdmap_term *t)
+{
+	struct rdmap_event ev = {
+		.type = RDMAP_EV_TERMINATE,
+		.layer = t->err.layer,
+		.etype = t->err.etype,
+		.ecode = t->err.ecode,
+	};
+	int len = rdmap_term_encode(t, qp->term_buf, sizeof(qp->term_buf));
+
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	qp->terminated = true;
+	ddp_stream_halt(s);
+	if (len >= 0) {
+		qp->term_len = len;
+		qp->term_pending = true;
+	}
+	spin_unlock_bh(&qp->lock);
+	if (len >= 0)
+		queue_work(system_wq, &qp->work);
+	rdmap_report(qp, &ev);
+	rdmap_flush_reads(qp);
+}
+
+/* an RDMAP-layer error in the message whose last DDP header is @hdr */
+static void rdmap_fail_msg(struct rdmap_qp *qp, struct ddp_stream *s,
+			   const struct rdmap_err *err,
+			   const u8 *hdr, u32 hdr_len, u32 seg_len,
+			   const u8 *rdma_hdr)
+{
+	struct rdmap_term t = { .err = *err };
+
+	if (hdr && hdr_len) {
+		t.ddp_hdr = hdr;
+		t.ddp_hdr_len = hdr_len;
+		if (seg_len <= U16_MAX) {
+			t.seg_len_valid = true;
+			t.seg_len = seg_len;
+		}
+		if (rdma_hdr) {
+			t.rdma_hdr = rdma_hdr;
+			t.rdma_hdr_len = RDMAP_READ_REQ_LEN;
+		}
+	}
+	rdmap_fail(qp, s, &t);
+}
+
+static void rdmap_fail_code(struct rdmap_qp *qp, struct ddp_stream *s,
+			    u8 etype, u8 ecode,
+			    const struct ddp_stream_event *ev, u32 seg_len,
+			    const u8 *rdma_hdr)
+{
+	struct rdmap_err err = {
+		.layer = RDMAP_WIRE_LAYER_RDMAP,
+		.etype = etype,
+		.ecode = ecode,
+	};
+
+	rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, rdma_hdr);
+}
+
+/* the length of the last segment of an untagged message, header included */
+static u32 rdmap_untagged_seg_len(const struct ddp_stream_event *ev)
+{
+	const struct ddp_untagged_hdr *h = (const void *)ev->hdr;
+
+	if (ev->hdr_len < sizeof(*h))
+		return U32_MAX;
+	return sizeof(*h) + ev->len - get_unaligned_be32(&h->mo);
+}
+
+static u8 *rdmap_slot(struct rdmap_qp *qp, u32 off)
+{
+	return (u8 *)page_address(qp->page) + off;
+}
+
+/* A Read Request of the peer arrived in slot @ev->cookie. */
+static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
+			      const struct ddp_stream_event *ev)
+{
+	u32 slot = ev->cookie, seg_len = rdmap_untagged_seg_len(ev);
+	const u8 *buf = rdmap_slot(qp, slot * RDMAP_RREQ_SLOT);
+	struct ddp_region_view view;
+	struct rdmap_inbound *in;
+	struct rdmap_read_req rr;
+	struct rdmap_err err;
+	struct ddp_mr *mr = NULL;
+	u32 bound = 0;
+
+	if (rdmap_read_req_decode(buf, ev->len, &rr, &err)) {
+		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len,
+			       ev->len == RDMAP_READ_REQ_LEN ? buf : NULL);
+		return;
+	}
+	if (rr.size)
+		mr = ddp_mr_get(s, rr.src_stag, &view, &bound);
+	if (rdmap_check_read_src(&rr, mr ? &view : NULL, bound, &err)) {
+		if (mr)
+			ddp_mr_put(mr);
+		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, buf);
+		return;
+	}
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated || qp->closing || qp->in_count >= qp->ird) {
+		/* cannot happen for the last: only IRD slots are posted */
+		spin_unlock_bh(&qp->lock);
+		if (mr)
+			ddp_mr_put(mr);
+		return;
+	}
+	in = &qp->in[(qp->in_head + qp->in_count) % RDMAP_MAX_IRD];
+	in->rr = rr;
+	in->mr = mr;
+	in->slot = slot;
+	qp->in_count++;
+	spin_unlock_bh(&qp->lock);
+	queue_work(system_wq, &qp->work);
+}
+
+/* The peer's Terminate arrived: the stream ends, nothing is sent back. */
+static void rdmap_rx_term(struct rdmap_qp *qp, struct ddp_stream *s,
+			  const struct ddp_stream_event *ev)
+{
+	const u8 *buf = rdmap_slot(qp, RDMAP_TERM_OFF +
+				   (ev->cookie - RDMAP_TERM_COOKIE) * RDMAP_TERM_SLOT);
+	struct rdmap_event rev = { .type = RDMAP_EV_TERMINATE, .remote = true };
+	struct rdmap_term t;
+
+	/* the error number is filled in whenever the control field is there */
+	memset(&t, 0, sizeof(t));
+	t.err.etype = RDMAP_WIRE_ETYPE_OPERATION;
+	t.err.ecode = RDMAP_WIRE_ECODE_UNSPECIFIED;
+	rdmap_term_decode(buf, ev->len, &t);
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	qp->terminated = true;
+	spin_unlock_bh(&qp->lock);
+	ddp_stream_halt(s);
+	rev.layer = t.err.layer;
+	rev.etype = t.err.etype;
+	rev.ecode = t.err.ecode;
+	rdmap_report(qp, &rev);
+	rdmap_flush_reads(qp);
+}
+
+static void rdmap_rx_untagged(struct rdmap_qp *qp, struct ddp_stream *s,
+			      const struct ddp_stream_event *ev)
+{
+	struct rdmap_event rev = { .cookie = ev->cookie };
+	u32 seg_len = rdmap_untagged_seg_len(ev);
+	struct rdmap_err err;
+	struct rdmap_hdr h;
+	bool dead;
+	int ret;
+
+	spin_lock_bh(&qp->lock);
+	dead = qp->terminated;
+	spin_unlock_bh(&qp->lock);
+	if (dead) {
+		/* a Send's buffer still goes back to the consumer */
+		if (ev->qn == RDMAP_WIRE_QN_SEND) {
+			rev.type = RDMAP_EV_FLUSH;
+			rdmap_report(qp, &rev);
+		}
+		return;
+	}
+	if (rdmap_hdr_check(ev->rsvdulp, false, ev->qn, &h, &err)) {
+		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, NULL);
+		goto flush;
+	}
+	switch (ev->qn) {
+	case RDMAP_WIRE_QN_SEND:
+		if (rdmap_op_invalidates(h.op)) {
+			ret = ddp_invalidate_remote(s, h.inv_stag);
+			if (ret) {
+				rdmap_fail_code(qp, s, ret == -EACCES ?
+						RDMAP_WIRE_ETYPE_PROTECTION :
+						RDMAP_WIRE_ETYPE_OPERATION,
+						ret == -EACCES ?
+						RDMAP_WIRE_ECODE_STAG_NOT_ASSOC :
+						RDMAP_WIRE_ECODE_NO_INVALIDATE,
+						ev, seg_len, NULL);
+				goto flush;
+			}
+		}
+		rev.type = RDMAP_EV_RECV;
+		rev.op = h.op;
+		rev.len = ev->len;
+		rev.inv_stag = h.inv_stag;
+		rdmap_report(qp, &rev);
+		return;
+	case RDMAP_WIRE_QN_READ_REQ:
+		rdmap_rx_read_req(qp, s, ev);
+		return;
+	default:
+		rdmap_rx_term(qp, s, ev);
+		return;
+	}
+flush:
+	if (ev->qn == RDMAP_WIRE_QN_SEND) {
+		rev.type = RDMAP_EV_FLUSH;
+		rdmap_report(qp, &rev);
+	}
+}
+
+/*
+ * A tagged message was placed: an RDMA Write, which the consumer does not
+ * see, or the Read Response of the oldest outstanding Read, which must
+ * match it (STag, offset, length); anything else is an unexpected opcode.
+ */
+static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
+			    const struct ddp_stream_event *ev)
+{
+	struct rdmap_event rev = { .type = RDMAP_EV_READ_DONE };
+	const struct ddp_tagged_hdr *th = (const void *)ev->hdr;
+	u32 seg_len = U32_MAX;
+	struct rdmap_outbound *o;
+	struct rdmap_err err;
+	struct rdmap_hdr h;
+
+	if (ev->hdr_len >= sizeof(*th))
+		seg_len = sizeof(*th) + ev->to + ev->len - get_unaligned_be64(&th->to);
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	spin_unlock_bh(&qp->lock);
+	if (rdmap_hdr_check(ev->rsvdulp, true, 0, &h, &err)) {
+		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, NULL);
+		return;
+	}
+	if (h.op == RDMAP_WIRE_OP_WRITE)
+		return;
+	spin_lock_bh(&qp->lock);
+	o = qp->out_count ? &qp->out[qp->out_head] : NULL;
+	if (o && o->sink_stag == ev->stag && o->sink_to == ev->to &&
+	    o->len == ev->len) {
+		rev.cookie = o->cookie;
+		rev.len = o->len;
+		qp->out_head = (qp->out_head + 1) % RDMAP_MAX_ORD;
+		qp->out_count--;
+		o = NULL;
+	} else {
+		o = ERR_PTR(-EINVAL);
+	}
+	spin_unlock_bh(&qp->lock);
+	if (IS_ERR(o)) {
+		rdmap_fail_code(qp, s, RDMAP_WIRE_ETYPE_OPERATION,
+				RDMAP_WIRE_ECODE_OPCODE, ev, seg_len, NULL);
+		return;
+	}
+	rdmap_report(qp, &rev);
+}
+
+/* DDP refused a segment (or MPA the stream): tell the peer why. */
+static void rdmap_rx_error(struct rdmap_qp *qp, struct ddp_stream *s,
+			   const struct ddp_stream_event *ev)
+{
+	struct rdmap_term t;
+
+	if (rdmap_term_from_ddp(&t, ev->err_type, ev->err_code, ev->hdr,
+				ev->hdr_len, ev->len))
+		rdmap_term_from_ddp(&t, DDP_WIRE_ETYPE_CATASTROPHIC,
+				    DDP_WIRE_ECODE_CATASTROPHIC, NULL, 0, 0);
+	rdmap_fail(qp, s, &t);
+}
+
+static void rdmap_ddp_event(struct ddp_stream *s,
+			    const struct ddp_stream_event *ev)
+{
+	struct rdmap_qp *qp = ddp_stream_priv(s);
+	struct rdmap_event rev = { .cookie = ev->cookie };
+
+	switch (ev->type) {
+	case DDP_EV_RECV:
+		rdmap_rx_untagged(qp, s, ev);
+		break;
+	case DDP_EV_TAGGED:
+		rdmap_rx_tagged(qp, s, ev);
+		break;
+	case DDP_EV_ERROR:
+		rdmap_rx_error(qp, s, ev);
+		break;
+	case DDP_EV_FLUSH:
+		/* RDMAP's own buffers need no word */
+		if (ev->qn == RDMAP_WIRE_QN_SEND) {
+			rev.type = RDMAP_EV_FLUSH;
+			rdmap_report(qp, &rev);
+		}
+		break;
+	case DDP_EV_PEER_CLOSED:
+		rev.type = RDMAP_EV_PEER_CLOSED;
+		rdmap_report(qp, &rev);
+		break;
+	}
+}
+
+static const struct ddp_stream_ops rdmap_ddp_ops = {
+	.event = rdmap_ddp_event,
+};
+
+static int rdmap_post_slot(struct rdmap_qp *qp, struct ddp_stream *s, u32 slot)
+{
+	if (slot < RDMAP_TERM_COOKIE)
+		return ddp_post_recv_pages(s, RDMAP_WIRE_QN_READ_REQ, &qp->page,
+					   1, slot * RDMAP_RREQ_SLOT,
+					   RDMAP_READ_REQ_LEN, slot);
+	return ddp_post_recv_pages(s, RDMAP_WIRE_QN_TERMINATE, &qp->page, 1,
+				   RDMAP_TERM_OFF +
+				   (slot - RDMAP_TERM_COOKIE) * RDMAP_TERM_SLOT,
+				   RDMAP_TERM_MAX_LEN, slot);
+}
+
+/* Send the Read Response of @in; a failure ends the stream. */
+static void rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in)
+{
+	struct ddp_msg msg = {
+		.tagged = true,
+		.stag = in->rr.sink_stag,
+		.to = in->rr.sink_to,
+		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
+	};
+	struct iov_iter empty;
+	int ret;
+
+	/*
+	 * The slot first: the peer may send its next request as soon as it
+	 * has this response (its ORD counts it free then).
+	 */
+	ret = rdmap_post_slot(qp, qp->s, in->slot);
+	if (!ret && in->mr) {
+		ret = ddp_send_mr(qp->s, &msg, in->mr, in->rr.src_to, in->rr.size);
+	} else if (!ret) {
+		iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
+		ret = ddp_send_msg(qp->s, &msg, &empty);
+	}
+	if (in->mr)
+		ddp_mr_put(in->mr);
+	if (ret) {
+		struct rdmap_term t = {
+			.err = {
+				.layer = RDMAP_WIRE_LAYER_RDMAP,
+				.etype = RDMAP_WIRE_ETYPE_CATASTROPHIC,
+			},
+		};
+
+		lock_sock(qp->sock->sk);
+		rdmap_fail(qp, qp->s, &t);
+		release_sock(qp->sock->sk);
+	}
+}
+
+static void rdmap_send_term(struct rdmap_qp *qp)
+{
+	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_TERMINATE };
+	struct kvec kv = { .iov_base = qp->term_buf, .iov_len = qp->term_len };
+	struct iov_iter it;
+
+	rdmap_rsvdulp_untagged(RDMAP_WIRE_OP_TERMINATE, 0, msg.rsvdulp);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, qp->term_len);
+	/* nothing to do when it cannot go: the stream is broken already */
+	ddp_send_msg(qp->s, &msg, &it);
+	/* RFC 5040 section 5.4: the stream ends after the Terminate */
+	kernel_sock_shutdown(qp->sock, SHUT_WR);
+}
+
+/* Take the next thing to send: 1 a Terminate, 2 a Read Response, 0 none. */
+static int rdmap_work_next(struct rdmap_qp *qp, struct rdmap_inbound *in)
+{
+	int what = 0;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->term_pending) {
+		qp->term_pending = false;
+		qp->term_sent = true;
+		what = 1;
+	} else if (qp->in_count && !qp->terminated && !qp->closing) {
+		*in = qp->in[qp->in_head];
+		qp->in_head = (qp->in_head + 1) % RDMAP_MAX_IRD;
+		qp->in_count--;
+		what = 2;
+	}
+	spin_unlock_bh(&qp->lock);
+	return what;
+}
+
+static void rdmap_work(struct work_struct *work)
+{
+	struct rdmap_qp *qp = container_of(work, struct rdmap_qp, work);
+	struct rdmap_inbound in;
+	int what;
+
+	if (!READ_ONCE(qp->s))
+		return;	/* rdmap_qp_create() queues it again */
+	do {
+		mutex_lock(&qp->work_mutex);
+		what = qp->released ? 0 : rdmap_work_next(qp, &in);
+		if (what == 1)
+			rdmap_send_term(qp);
+		else if (what == 2)
+			rdmap_answer_read(qp, &in);
+		mutex_unlock(&qp->work_mutex);
+	} while (what);
+}
+
+/*
+ * Release the stream: a Terminate that waits still goes on a graceful
+ * release; then the work sends nothing more, and no callback runs once
+ * ddp_stream_release() returned.
+ */
+static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
+			     bool abortive)
+{
+	struct rdmap_inbound *in;
+
+	/* from here on no Read Request is queued: see rdmap_rx_read_req() */
+	spin_lock_bh(&qp->lock);
+	qp->closing = true;
+	spin_unlock_bh(&qp->lock);
+	if (!abortive)
+		flush_work(&qp->work);
+	mutex_lock(&qp->work_mutex);
+	qp->released = true;
+	mutex_unlock(&qp->work_mutex);
+	/*
+	 * The held Data Sources go back before the release, which waits
+	 * for the users of the buffers bound to the stream.
+	 */
+	spin_lock_bh(&qp->lock);
+	for (; qp->in_count; qp->in_count--) {
+		in = &qp->in[qp->in_head];
+		qp->in_head = (qp->in_head + 1) % RDMAP_MAX_IRD;
+		if (in->mr)
+			ddp_mr_put(in->mr);
+	}
+	spin_unlock_bh(&qp->lock);
+	ddp_stream_release(s, abortive);
+	/* a work queued by the last callbacks finds @released */
+	cancel_work_sync(&qp->work);
+	rdmap_flush_reads(qp);
+}
+
+/**
+ * rdmap_qp_create() - make an MPA connection an RDMAP queue pair
+ * @pd: the DDP protection domain of its memory
+ * @sock: a TCP socket in MPA full operation, or about to be; the owner
+ *	keeps it and closes it after rdmap_qp_destroy()
+ * @attr: IRD and ORD
+ * @ops: the consumer's callbacks
+ * @priv: the consumer's cookie, see rdmap_qp_priv()
+ *
+ * Binds DDP with three queues and posts RDMAP's own buffers: IRD Read
+ * Request slots and two for the Terminate. The peer should not send
+ * before this returned: a Read Request or Terminate that arrives before
+ * its buffer is posted is a DDP error. Process context.
+ * Return: the queue pair, or an ERR_PTR (-EINVAL for an IRD or ORD out
+ * of range, or what ddp_stream_bind() returns).
+ */
+struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
+				 const struct rdmap_qp_attr *attr,
+				 const struct rdmap_qp_ops *ops, void *priv)
+{
+	struct ddp_stream *s;
+	struct rdmap_qp *qp;
+	u32 slot;
+	int ret;
+
+	if (!attr->ird || attr->ird > RDMAP_MAX_IRD ||
+	    !attr->ord || attr->ord > RDMAP_MAX_ORD || !ops || !ops->event)
+		return ERR_PTR(-EINVAL);
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
+	if (!qp)
+		return ERR_PTR(-ENOMEM);
+	qp->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!qp->page) {
+		kfree(qp);
+		return ERR_PTR(-ENOMEM);
+	}
+	qp->sock = sock;
+	qp->ops = ops;
+	qp->priv = priv;
+	qp->ird = attr->ird;
+	qp->ord = attr->ord;
+	spin_lock_init(&qp->lock);
+	mutex_init(&qp->read_mutex);
+	mutex_init(&qp->work_mutex);
+	INIT_WORK(&qp->work, rdmap_work);
+
+	s = ddp_stream_bind(pd, sock, RDMAP_WIRE_NQUEUES, &rdmap_ddp_ops, qp);
+	if (IS_ERR(s)) {
+		ret = PTR_ERR(s);
+		goto err_free;
+	}
+	for (slot = 0; slot < qp->ird; slot++) {
+		ret = rdmap_post_slot(qp, s, slot);
+		if (ret)
+			goto err_release;
+	}
+	for (slot = 0; slot < RDMAP_TERM_BUFS; slot++) {
+		ret = rdmap_post_slot(qp, s, RDMAP_TERM_COOKIE + slot);
+		if (ret)
+			goto err_release;
+	}
+	WRITE_ONCE(qp->s, s);
+	/* what the receive path found before @s was set */
+	queue_work(system_wq, &qp->work);
+	return qp;
+
+err_release:
+	rdmap_qp_release(qp, s, true);
+err_free:
+	__free_page(qp->page);
+	kfree(qp);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(rdmap_qp_create);
+
+/**
+ * rdmap_qp_destroy() - tear a queue pair down
+ * @qp: the queue pair
+ * @abortive: reset the connection instead of a graceful close
+ *
+ * Stops the Read Responses not sent yet, releases the DDP stream (posted
+ * buffers come back as RDMAP_EV_FLUSH, buffers bound to the stream are
+ * invalidated), then reports every outstanding Read as RDMAP_EV_READ_FLUSH.
+ * No callback runs after this returns. Process context.
+ */
+void rdmap_qp_destroy(struct rdmap_qp *qp, bool abortive)
+{
+	rdmap_qp_release(qp, qp->s, abortive);
+	__free_page(qp->page);
+	kfree(qp);
+}
+EXPORT_SYMBOL_GPL(rdmap_qp_destroy);
+
+/**
+ * rdmap_qp_priv() - the cookie given to rdmap_qp_create()
+ * @qp: the queue pair
+ *
+ * Return: the cookie.
+ */
+void *rdmap_qp_priv(struct rdmap_qp *qp)
+{
+	return qp->priv;
+}
+EXPORT_SYMBOL_GPL(rdmap_qp_priv);
+
+/**
+ * rdmap_qp_stream() - the DDP stream of a queue pair
+ * @qp: the queue pair
+ *
+ * For ddp_reg_pages() of a buffer bound to this queue pair only.
+ * Return: the stream.
+ */
+struct ddp_stream *rdmap_qp_stream(struct rdmap_qp *qp)
+{
+	return qp->s;
+}
+EXPORT_SYMBOL_GPL(rdmap_qp_stream);
+
+static bool rdmap_qp_ended(struct rdmap_qp *qp)
+{
+	bool ended;
+
+	spin_lock_bh(&qp->lock);
+	ended = qp->terminated || qp->closing;
+	spin_unlock_bh(&qp->lock);
+	return ended;
+}
+
+/**
+ * rdmap_post_recv() - post kernel pages for one Send of the peer
+ * @qp: the queue pair
+ * @pages: the pages; they must stay until the buffer comes back
+ * @npages: their number
+ * @first: offset of the first octet in the first page
+ * @len: length in octets
+ * @cookie: returned in RDMAP_EV_RECV or RDMAP_EV_FLUSH
+ *
+ * Return: 0, -ECONNABORTED once the stream is terminated, or what
+ * ddp_post_recv_pages() returns.
+ */
+int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
+		    u32 first, u64 len, u64 cookie)
+{
+	if (rdmap_qp_ended(qp))
+		return -ECONNABORTED;
+	return ddp_post_recv_pages(qp->s, RDMAP_WIRE_QN_SEND, pages, npages,
+				   first, len, cookie);
+}
+EXPORT_SYMBOL_GPL(rdmap_post_recv);
+
+/**
+ * rdmap_send() - send a Send message
+ * @qp: the queue pair
+ * @op: RDMAP_WIRE_OP_SEND, _SEND_INV, _SEND_SE or _SEND_SE_INV
+ * @inv_stag: the peer's STag to invalidate (the two with Invalidate)
+ * @data: the message
+ *
+ * Return: 0 once the message is with TCP, -EINVAL for another opcode,
+ * -ECONNABORTED once the stream is terminated, or what ddp_send_msg()
+ * returns.
+ */
+int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
+	       struct iov_iter *data)
+{
+	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_SEND };
+
+	if (op < RDMAP_WIRE_OP_SEND || op > RDMAP_WIRE_OP_SEND_SE_INV)
+		return -EINVAL;
+	if (rdmap_qp_ended(qp))
+		return -ECONNABORTED;
+	rdmap_rsvdulp_untagged(op, inv_stag, msg.rsvdulp);
+	return ddp_send_msg(qp->s, &msg, data);
+}
+EXPORT_SYMBOL_GPL(rdmap_send);
+
+/**
+ * rdmap_write() - send an RDMA Write
+ * @qp: the queue pair
+ * @stag: the peer's buffer (remote write access)
+ * @to: tagged offset of the first octet there
+ * @data: the data
+ *
+ * Return: 0 once the message is with TCP, -ECONNABORTED once the stream is
+ * terminated, or what ddp_send_msg() returns.
+ */
+int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data)
+{
+	struct ddp_msg msg = {
+		.tagged = true,
+		.stag = stag,
+		.to = to,
+		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_WRITE) },
+	};
+
+	if (rdmap_qp_ended(qp))
+		return -ECONNABORTED;
+	return ddp_send_msg(qp->s, &msg, data);
+}
+EXPORT_SYMBOL_GPL(rdmap_write);
+
+/**
+ * rdmap_read() - send an RDMA Read Request
+ * @qp: the queue pair
+ * @wr: the source, the sink, the length and the cookie
+ *
+ * The Read completes with RDMAP_EV_READ_DONE when its Read Response was
+ * placed whole into @wr->sink_stag, which must be registered with
+ * DDP_ACCESS_REMOTE_WRITE; Reads complete in the order they were sent.
+ * Return: 0, -EINVAL for a range whose tagged offset wraps, -ENOBUFS when
+ * ORD Reads are outstanding, -ECONNABORTED once the stream is terminated,
+ * or what ddp_send_msg() returns.
+ */
+int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr)
+{
+	struct rdmap_read_req rr = {
+		.sink_stag = wr->sink_stag,
+		.sink_to = wr->sink_to,
+		.size = wr->len,
+		.src_stag = wr->src_stag,
+		.src_to = wr->src_to,
+	};
+	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_READ_REQ };
+	struct rdmap_wire_read_req w;
+	struct kvec kv = { .iov_base = &w, .iov_len = sizeof(w) };
+	struct rdmap_outbound *o;
+	struct iov_iter it;
+	struct rdmap_err err;
+	int ret;
+
+	rdmap_read_req_encode(&rr, &w);
+	/* what the peer would refuse: see rdmap_read_req_decode() */
+	if (rdmap_read_req_decode(&w, sizeof(w), &rr, &err))
+		return -EINVAL;
+	mutex_lock(&qp->read_mutex);
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated || qp->closing) {
+		ret = -ECONNABORTED;
+	} else if (qp->out_count >= qp->ord) {
+		ret = -ENOBUFS;
+	} else {
+		/* in before the request goes: the response may be quick */
+		o = &qp->out[(qp->out_head + qp->out_count) % RDMAP_MAX_ORD];
+		o->sink_stag = wr->sink_stag;
+		o->sink_to = wr->sink_to;
+		o->len = wr->len;
+		o->cookie = wr->cookie;
+		qp->out_count++;
+		ret = 0;
+	}
+	spin_unlock_bh(&qp->lock);
+	if (ret)
+		goto out;
+	rdmap_rsvdulp_untagged(RDMAP_WIRE_OP_READ_REQ, 0, msg.rsvdulp);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(w));
+	ret = ddp_send_msg(qp->s, &msg, &it);
+	if (ret) {
+		/* not sent: no response can come; it is the newest entry */
+		spin_lock_bh(&qp->lock);
+		if (qp->out_count)
+			qp->out_count--;
+		spin_unlock_bh(&qp->lock);
+	}
+out:
+	mutex_unlock(&qp->read_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(rdmap_read);
+
+/**
+ * rdmap_terminate() - end the stream with an error the consumer found
+ * @qp: the queue pair
+ * @layer: RDMAP_WIRE_LAYER_*
+ * @etype: error type of that layer
+ * @ecode: error code of that type
+ *
+ * Sends a Terminate without headers, reports RDMAP_EV_TERMINATE and
+ * flushes the outstanding Reads, as for an error RDMAP finds itself.
+ * Return: 0, -EINVAL for a layer or type out of range, -ECONNABORTED
+ * when the stream is terminated already.
+ */
+int rdmap_terminate(struct rdmap_qp *qp, u8 layer, u8 etype, u8 ecode)
+{
+	struct rdmap_term t = {
+		.err = { .layer = layer, .etype = etype, .ecode = ecode },
+	};
+
+	if (rdmap_term_len(&t) < 0)
+		return -EINVAL;
+	lock_sock(qp->sock->sk);
+	if (rdmap_qp_ended(qp)) {
+		release_sock(qp->sock->sk);
+		return -ECONNABORTED;
+	}
+	rdmap_fail(qp, qp->s, &t);
+	release_sock(qp->sock->sk);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(rdmap_terminate);
+
+MODULE_DESCRIPTION("RDMAP (RFC 5040) over DDP");
+MODULE_LICENSE("GPL");

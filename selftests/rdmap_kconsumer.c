@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel RDMAP API, driven through
+ * selftests/kmod/rdmap_kconsumer.ko (make test-modules): two kernel queue
+ * pairs, a on the Initiator end (fds[0]) and b on the Responder end
+ * (fds[1]) of one MPA connection over loopback, so that the kernel RDMAP
+ * talks to itself: Sends of the four kinds, RDMA Write, RDMA Read with
+ * its ORD limit, the errors that terminate the stream, the consumer's
+ * Terminate and the teardown. One test puts a raw RDMAP peer in user
+ * space (/dev/ddp) on the Initiator end and checks the Terminate octets
+ * the kernel RDMAP sends. Every test checks the exact events of both
+ * queue pairs, the exact octets placed (and nothing else: the buffers
+ * start zeroed) and the errnos of the calls, which the module's ctl
+ * file returns from write(). The Initiator sends first (RFC 5044 7.1.2
+ * rule 4). Needs mpa.ko and ddp.ko loaded; loads rdmap.ko if it is not,
+ * and loads and unloads the consumer.
+ */
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <libgen.h>
+#include <pthread.h>
+
+#include <linux/iwarp_wire.h>
+
+#include "kselftest_harness.h"
+#include "ddp_test_util.h"
+
+#define RK_DIR		"/sys/kernel/debug/rdmap_kconsumer"
+/* as in kmod/rdmap_kconsumer.c */
+#define RK_TAG_LEN	6000
+#define RK_BASE_TO	0x10000ULL
+#define RK_RBUF_LEN	5000
+/* include/net/rdmap.h */
+#define RDMAP_MAX_IRD	64
+#define RDMAP_MAX_ORD	64
+
+/* the octets of the module's send, write and fill commands */
+static void rk_fill(__u8 *p, size_t len, __u32 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (__u8)(i * 7 + seed);
+}
+
+/* Load @name from @rel (next to this program) unless it is there. */
+static int rk_load_one(const char *name, const char *rel, bool *loaded)
+{
+	char path[512], exe[512], cmd[128];
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	if (!access(path, F_OK))
+		return 0;
+	/* the copy for the running kernel (tools/vm/run --extra-modules) */
+	snprintf(cmd, sizeof(cmd), "modprobe -q %s 2>/dev/null", name);
+	if (!system(cmd))
+		goto loaded;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dirname(exe), rel);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	if (ret && errno != EEXIST)
+		return -1;
+loaded:
+	*loaded = true;
+	return 0;
+}
+
+/* rdmap.ko, then the consumer; *@rdmap_loaded if this call loaded rdmap.ko */
+static int rk_load(bool *rdmap_loaded)
+{
+	bool dummy = false;
+
+	*rdmap_loaded = false;
+	if (rk_load_one("rdmap", "../rdmap/rdmap.ko", rdmap_loaded) ||
+	    rk_load_one("rdmap_kconsumer", "kmod/rdmap_kconsumer.ko", &dummy))
+		return -1;
+	if (access(RK_DIR, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	return access(RK_DIR "/ctl", F_OK);
+}
+
+/* 0, or the errno of the command */
+static int rk_ctl(const char *fmt, ...)
+{
+	char cmd[128];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fd = open(RK_DIR "/ctl", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, cmd, n) != n)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/* File @name of queue pair @q ('a' or 'b'): up to @len octets. */
+static ssize_t rk_read(char q, const char *name, void *buf, size_t len)
+{
+	char path[128];
+	ssize_t n, done = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), RK_DIR "/%c/%s", q, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	close(fd);
+	return done;
+}
+
+/* Wait until the event log of @q has @n lines; its text in @log. */
+static int rk_events(char q, char *log, size_t len, int n)
+{
+	long long end = iw_now_ms() + DDP_TMO_MS;
+	int lines;
+	ssize_t got;
+	char *p;
+
+	do {
+		got = rk_read(q, "events", log, len - 1);
+		if (got < 0)
+			return -1;
+		log[got] = '\0';
+		lines = 0;
+		for (p = log; (p = strchr(p, '\n')); p++)
+			lines++;
+		if (lines >= n)
+			return lines;
+		usleep(2000);
+	} while (iw_now_ms() < end);
+	return lines;
+}
+
+/* The log of @q now, without waiting. */
+static const char *rk_log_now(char q, char *log, size_t len)
+{
+	ssize_t got = rk_read(q, "events", log, len - 1);
+
+	log[got < 0 ? 0 : got] = '\0';
+	return log;
+}
+
+static __u32 rk_stag(char q)
+{
+	char buf[64] = "";
+	unsigned int stag = 0;
+
+	if (rk_read(q, "state", buf, sizeof(buf) - 1) > 0)
+		sscanf(buf, "stag=%x", &stag);
+	return stag;
+}
+
+static int rk_held(char q)
+{
+	char c = 0;
+
+	return rk_read(q, "held", &c, 1) == 1 && c == 'Y';
+}
+
+static int all_zero(const __u8 *p, size_t len)
+{
+	return dt_find_not(p, len, 0) == -1;
+}
+
+FIXTURE(rk)
+{
+	int fds[2];	/* [0] a's socket (Initiator), [1] b's (Responder) */
+	bool rdmap_loaded;
+	char alog[16384];
+	char blog[16384];
+	__u8 tag[RK_TAG_LEN];
+	__u8 rbuf[RK_RBUF_LEN];
+	__u8 want[RK_TAG_LEN];
+};
+
+FIXTURE_SETUP(rk)
+{
+	self->fds[0] = -1;
+	self->fds[1] = -1;
+	if (rk_load(&self->rdmap_loaded))
+		SKIP(return, "no rdmap.ko or rdmap_kconsumer.ko (make test-modules) or debugfs");
+	/* queue pairs left behind by a test that timed out */
+	rk_ctl("destroy a 1");
+	rk_ctl("destroy b 1");
+	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
+}
+
+FIXTURE_TEARDOWN(rk)
+{
+	rk_ctl("destroy a 0");
+	rk_ctl("destroy b 0");
+	if (self->fds[0] >= 0)
+		close(self->fds[0]);
+	if (self->fds[1] >= 0)
+		close(self->fds[1]);
+	syscall(__NR_delete_module, "rdmap_kconsumer", O_NONBLOCK);
+	if (self->rdmap_loaded)
+		syscall(__NR_delete_module, "rdmap", O_NONBLOCK);
+}
+
+/* Both queue pairs, a with @a_ird and @a_ord, b with IRD = ORD = 8. */
+static void pair_up(struct __test_metadata *_metadata, const int fds[2],
+		    int a_ird, int a_ord)
+{
+	ASSERT_EQ(0, rk_ctl("create a %d %d %d", fds[0], a_ird, a_ord));
+	ASSERT_EQ(0, rk_ctl("create b %d 8 8", fds[1]));
+}
+
+/* A Send each way lands in the posted buffer; nothing else happens. */
+TEST_F(rk, send)
+{
+	__u8 msg[3000];
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 3000 5", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("recv op=3 len=3000 cookie=7 inv=0\n", self->blog);
+	rk_fill(msg, sizeof(msg), 5);
+	ASSERT_EQ(RK_RBUF_LEN, rk_read('b', "rbuf", self->rbuf, RK_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, msg, sizeof(msg)));
+	EXPECT_TRUE(all_zero(self->rbuf + sizeof(msg), RK_RBUF_LEN - sizeof(msg)));
+
+	/* b may send now that a did (rule 4) */
+	ASSERT_EQ(0, rk_ctl("post a 8"));
+	ASSERT_EQ(0, rk_ctl("send b %d 0 4200 9", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("recv op=3 len=4200 cookie=8 inv=0\n", self->alog);
+	rk_fill(self->want, 4200, 9);
+	ASSERT_EQ(RK_RBUF_LEN, rk_read('a', "rbuf", self->rbuf, RK_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, self->want, 4200));
+	EXPECT_TRUE(all_zero(self->rbuf + 4200, RK_RBUF_LEN - 4200));
+	EXPECT_STREQ("recv op=3 len=3000 cookie=7 inv=0\n",
+		     rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/* Send with Solicited Event, and an empty Send: their opcodes reported. */
+TEST_F(rk, send_se_and_empty)
+{
+	__u8 msg[100];
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("post b 1"));
+	ASSERT_EQ(0, rk_ctl("post b 2"));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 100 2", RDMAP_WIRE_OP_SEND_SE));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 0 0", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_STREQ("recv op=5 len=100 cookie=1 inv=0\n"
+		     "recv op=3 len=0 cookie=2 inv=0\n", self->blog);
+	rk_fill(msg, sizeof(msg), 2);
+	ASSERT_EQ(RK_RBUF_LEN, rk_read('b', "rbuf", self->rbuf, RK_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, msg, sizeof(msg)));
+	EXPECT_TRUE(all_zero(self->rbuf + sizeof(msg), RK_RBUF_LEN - sizeof(msg)));
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+}
+
+/*
+ * Send with Invalidate of an STag bound to b's stream: invalidated
+ * before the completion, so b's ddp_invalidate() finds nothing and an
+ * RDMA Write to it is refused by b's DDP (0x1/0x00): b terminates the
+ * stream (layer DDP) and a reports b's Terminate; then every call fails.
+ */
+TEST_F(rk, send_invalidate)
+{
+	char want[128];
+	__u32 stag;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	stag = rk_stag('b');
+	ASSERT_NE(0, stag);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, stag));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", stag);
+	EXPECT_STREQ(want, self->blog);
+	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", stag));
+
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	snprintf(want, sizeof(want),
+		 "recv op=4 len=100 cookie=7 inv=%#x\n"
+		 "term remote=0 layer=1 etype=1 ecode=0\n", stag);
+	EXPECT_STREQ(want, self->blog);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send b %d 0 10 0", RDMAP_WIRE_OP_SEND));
+}
+
+/* Send with Solicited Event and Invalidate of an STag bound to b's PD. */
+TEST_F(rk, send_se_invalidate_pd)
+{
+	char want[128];
+	__u32 stag;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 0", DDP_ACCESS_REMOTE_WRITE));
+	stag = rk_stag('b');
+	ASSERT_NE(0, stag);
+	ASSERT_EQ(0, rk_ctl("post b 3"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 20 4", RDMAP_WIRE_OP_SEND_SE_INV, stag));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	snprintf(want, sizeof(want), "recv op=6 len=20 cookie=3 inv=%#x\n", stag);
+	EXPECT_STREQ(want, self->blog);
+	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", stag));
+	/* the stream goes on */
+	ASSERT_EQ(0, rk_ctl("post b 4"));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 5 4", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_EQ(0, strcmp(self->blog + strlen(want), "recv op=3 len=5 cookie=4 inv=0\n"));
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+}
+
+/* Send with Invalidate of an STag b does not know: 0x2/0x09, RDMAP layer. */
+TEST_F(rk, send_invalidate_unknown)
+{
+	__u32 stag;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	stag = rk_stag('b');
+	ASSERT_NE(0, stag);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	/* same index, another key */
+	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, stag ^ 1));
+	/* the Send's buffer comes back */
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_STREQ("term remote=0 layer=0 etype=2 ecode=9\nflush cookie=7\n",
+		     self->blog);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("term remote=1 layer=0 etype=2 ecode=9\n", self->alog);
+	/* b's own STag is still valid */
+	EXPECT_EQ(0, rk_ctl("inval b %u", stag));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+}
+
+/*
+ * RDMA Write into a PD-wide STag, across b's page boundary: placed, no
+ * event on either end; a Send after it completes after the placement.
+ */
+TEST_F(rk, rdma_write)
+{
+	__u8 msg[300];
+	__u32 stag;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 0", DDP_ACCESS_REMOTE_WRITE));
+	stag = rk_stag('b');
+	ASSERT_NE(0, stag);
+	ASSERT_EQ(0, rk_ctl("post b 1"));
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 300 11", stag, RK_BASE_TO + 3900));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 4 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("recv op=3 len=4 cookie=1 inv=0\n", self->blog);
+	rk_fill(msg, sizeof(msg), 11);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, 3900));
+	EXPECT_EQ(0, memcmp(self->tag + 3900, msg, sizeof(msg)));
+	EXPECT_TRUE(all_zero(self->tag + 4200, RK_TAG_LEN - 4200));
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+
+	/* a larger one, several FPDUs, to the end of the buffer */
+	ASSERT_EQ(0, rk_ctl("post b 2"));
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 5000 12", stag, RK_BASE_TO + 1000));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 4 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_STREQ("recv op=3 len=4 cookie=1 inv=0\n"
+		     "recv op=3 len=4 cookie=2 inv=0\n", self->blog);
+	rk_fill(self->want, 5000, 12);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, 1000));
+	EXPECT_EQ(0, memcmp(self->tag + 1000, self->want, 5000));
+}
+
+/*
+ * The Read setup: b's buffer rk_fill(21) with @b_access, bound to b's
+ * stream (@b_owned) or PD; a's writable, bound to a's stream.
+ */
+static void read_setup(struct __test_metadata *_metadata, __u32 b_access,
+		       bool b_owned, __u32 *sink, __u32 *src)
+{
+	ASSERT_EQ(0, rk_ctl("fill b 21"));
+	ASSERT_EQ(0, rk_ctl("reg b %u %d", b_access, b_owned));
+	*src = rk_stag('b');
+	ASSERT_NE(0, *src);
+	ASSERT_EQ(0, rk_ctl("reg a %u 1", DDP_ACCESS_REMOTE_WRITE));
+	*sink = rk_stag('a');
+	ASSERT_NE(0, *sink);
+}
+
+/* RDMA Read: b's RDMAP answers from b's pages into a's, read_done on a. */
+TEST_F(rk, rdma_read)
+{
+	__u8 src[RK_TAG_LEN];
+	__u32 sink, srcs;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &srcs);
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 4000 33", sink, RK_BASE_TO + 50,
+			    srcs, RK_BASE_TO + 1000));
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("read_done len=4000 cookie=33\n", self->alog);
+	rk_fill(src, sizeof(src), 21);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, 50));
+	EXPECT_EQ(0, memcmp(self->tag + 50, src + 1000, 4000));
+	EXPECT_TRUE(all_zero(self->tag + 4050, RK_TAG_LEN - 4050));
+	/* the whole buffer, and Reads complete in order */
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 6000 34", sink, RK_BASE_TO,
+			    srcs, RK_BASE_TO));
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 1 35", sink, RK_BASE_TO,
+			    srcs, RK_BASE_TO + 5999));
+	ASSERT_EQ(3, rk_events('a', self->alog, sizeof(self->alog), 3));
+	EXPECT_STREQ("read_done len=4000 cookie=33\n"
+		     "read_done len=6000 cookie=34\n"
+		     "read_done len=1 cookie=35\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	src[0] = src[5999];
+	EXPECT_EQ(0, memcmp(self->tag, src, RK_TAG_LEN));
+	EXPECT_STREQ("", rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/* A zero-length Read completes with len 0 and places nothing. */
+TEST_F(rk, rdma_read_zero_length)
+{
+	__u32 sink, src;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &src);
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 0 4", sink, RK_BASE_TO, src,
+			    RK_BASE_TO));
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("read_done len=0 cookie=4\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+	EXPECT_STREQ("", rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/*
+ * A Read the Data Source refuses: b terminates with the Remote
+ * Protection Error (RDMAP layer, 0x1/@ecode); a reports b's Terminate,
+ * then flushes the Read; nothing is placed.
+ */
+static void read_refused(struct __test_metadata *_metadata, char *alog,
+			 char *blog, size_t loglen, __u8 *tag, __u32 b_access,
+			 bool bad_stag, __u64 src_off, __u32 len, int ecode)
+{
+	char want_a[96], want_b[64];
+	__u32 sink, src;
+
+	read_setup(_metadata, b_access, true, &sink, &src);
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu %u 5", sink, RK_BASE_TO,
+			    bad_stag ? src ^ 1 : src, RK_BASE_TO + src_off, len));
+	snprintf(want_b, sizeof(want_b), "term remote=0 layer=0 etype=1 ecode=%d\n",
+		 ecode);
+	snprintf(want_a, sizeof(want_a), "term remote=1 layer=0 etype=1 ecode=%d\n",
+		 ecode);
+	ASSERT_EQ(1, rk_events('b', blog, loglen, 1));
+	EXPECT_STREQ(want_b, blog);
+	ASSERT_EQ(2, rk_events('a', alog, loglen, 2));
+	strcat(want_a, "read_flush cookie=5\n");
+	EXPECT_STREQ(want_a, alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(tag, RK_TAG_LEN));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("read a %u %llu %u %llu 1 6", sink, RK_BASE_TO,
+				       src, RK_BASE_TO));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+}
+
+/* No remote read access on b's buffer: 0x1/0x02 */
+TEST_F(rk, rdma_read_no_access)
+{
+	pair_up(_metadata, self->fds, 8, 8);
+	read_refused(_metadata, self->alog, self->blog, sizeof(self->alog), self->tag,
+		     DDP_ACCESS_REMOTE_WRITE, false, 0, 100,
+		     RDMAP_WIRE_ECODE_ACCESS);
+}
+
+/* An STag b does not know: 0x1/0x00 */
+TEST_F(rk, rdma_read_unknown_stag)
+{
+	pair_up(_metadata, self->fds, 8, 8);
+	read_refused(_metadata, self->alog, self->blog, sizeof(self->alog), self->tag,
+		     DDP_ACCESS_REMOTE_READ, true, 0, 100,
+		     RDMAP_WIRE_ECODE_INVALID_STAG);
+}
+
+/* Past the end of b's buffer: 0x1/0x01 */
+TEST_F(rk, rdma_read_out_of_bounds)
+{
+	pair_up(_metadata, self->fds, 8, 8);
+	read_refused(_metadata, self->alog, self->blog, sizeof(self->alog), self->tag,
+		     DDP_ACCESS_REMOTE_READ, false, RK_TAG_LEN - 10, 11,
+		     RDMAP_WIRE_ECODE_BASE_BOUNDS);
+}
+
+struct hold_arg {
+	char	q;
+	int	ms;
+	int	ret;
+};
+
+static void *hold_thread(void *arg)
+{
+	struct hold_arg *h = arg;
+
+	h->ret = rk_ctl("hold %c %d", h->q, h->ms);
+	return NULL;
+}
+
+/* Start a hold of @h->q's socket in @t; 0 once it owns the socket. */
+static int hold_start(pthread_t *t, struct hold_arg *h)
+{
+	long long end = iw_now_ms() + DDP_TMO_MS;
+
+	h->ret = -1;
+	if (pthread_create(t, NULL, hold_thread, h))
+		return -1;
+	while (!rk_held(h->q) && iw_now_ms() < end)
+		usleep(1000);
+	return rk_held(h->q) ? 0 : -1;
+}
+
+/*
+ * ORD 1: while b holds its socket the first Read stays outstanding, and
+ * a second one is refused with ENOBUFS; once the first completed, the
+ * next one goes.
+ */
+TEST_F(rk, ord_limit)
+{
+	struct hold_arg h = { .q = 'b', .ms = 500 };
+	__u32 sink, src;
+	pthread_t t;
+
+	pair_up(_metadata, self->fds, 8, 1);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &src);
+	ASSERT_EQ(0, hold_start(&t, &h));
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 100 1", sink, RK_BASE_TO, src,
+			    RK_BASE_TO));
+	EXPECT_EQ(ENOBUFS, rk_ctl("read a %u %llu %u %llu 100 2", sink, RK_BASE_TO,
+				  src, RK_BASE_TO));
+	EXPECT_TRUE(rk_held('b'));
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, h.ret);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("read_done len=100 cookie=1\n", self->alog);
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 100 3", sink, RK_BASE_TO + 100,
+			    src, RK_BASE_TO + 100));
+	ASSERT_EQ(2, rk_events('a', self->alog, sizeof(self->alog), 2));
+	EXPECT_STREQ("read_done len=100 cookie=1\nread_done len=100 cookie=3\n",
+		     self->alog);
+	rk_fill(self->want, RK_TAG_LEN, 21);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag, self->want, 200));
+	EXPECT_TRUE(all_zero(self->tag + 200, RK_TAG_LEN - 200));
+}
+
+/*
+ * The consumer's Terminate: the peer reports it with its numbers, and
+ * every call fails with ECONNABORTED on both ends.
+ */
+TEST_F(rk, consumer_terminate)
+{
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg a %u 1", DDP_ACCESS_REMOTE_WRITE));
+	ASSERT_EQ(0, rk_ctl("term a %d %d 255", RDMAP_WIRE_LAYER_RDMAP,
+			    RDMAP_WIRE_ETYPE_OPERATION));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("term remote=1 layer=0 etype=2 ecode=255\n", self->blog);
+	/* a reports its own Terminate as an error it found */
+	EXPECT_STREQ("term remote=0 layer=0 etype=2 ecode=255\n",
+		     rk_log_now('a', self->alog, sizeof(self->alog)));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 0 0", RDMAP_WIRE_OP_SEND_SE));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("write a %u %llu 8 1", rk_stag('a'), RK_BASE_TO));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("read a %u %llu %u %llu 0 1", rk_stag('a'),
+				       RK_BASE_TO, rk_stag('a'), RK_BASE_TO));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("term a 0 2 255"));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send b %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ECONNABORTED, rk_ctl("term b 0 2 255"));
+	/* nothing reached b after the Terminate */
+	EXPECT_STREQ("term remote=1 layer=0 etype=2 ecode=255\n",
+		     rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/*
+ * Destroy returns the posted buffers as flushes, in order; the calls on
+ * it then fail (the module's ENOTCONN); the peer sees the close.
+ */
+TEST_F(rk, destroy_flushes)
+{
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("post b 5"));
+	ASSERT_EQ(0, rk_ctl("post b 6"));
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("post b 8"));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 10 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	ASSERT_EQ(0, rk_ctl("destroy b 0"));
+	ASSERT_EQ(4, rk_events('b', self->blog, sizeof(self->blog), 4));
+	EXPECT_STREQ("recv op=3 len=10 cookie=5 inv=0\n"
+		     "flush cookie=6\nflush cookie=7\nflush cookie=8\n", self->blog);
+	EXPECT_EQ(ENOTCONN, rk_ctl("send b %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ENOTCONN, rk_ctl("destroy b 0"));
+	close(self->fds[1]);
+	self->fds[1] = -1;
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("peer_closed\n", self->alog);
+}
+
+/*
+ * An abortive destroy of a with a Read outstanding (b holds its socket,
+ * the Read Request waits there): a's posted buffer comes back, then the
+ * Read is flushed. b's Data Source is bound to b's PD: see
+ * destroy_pending_read_request for one bound to b's stream.
+ */
+TEST_F(rk, destroy_read_flush)
+{
+	struct hold_arg h = { .q = 'b', .ms = 300 };
+	__u32 sink, src;
+	pthread_t t;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, false, &sink, &src);
+	ASSERT_EQ(0, rk_ctl("post a 1"));
+	ASSERT_EQ(0, hold_start(&t, &h));
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 100 9", sink, RK_BASE_TO, src,
+			    RK_BASE_TO));
+	ASSERT_EQ(0, rk_ctl("destroy a 1"));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, h.ret);
+	ASSERT_EQ(2, rk_events('a', self->alog, sizeof(self->alog), 2));
+	EXPECT_STREQ("flush cookie=1\nread_flush cookie=9\n", self->alog);
+	/* b got the Read Request, then the reset */
+	TH_LOG("b: %s", rk_log_now('b', self->blog, sizeof(self->blog)));
+	ASSERT_EQ(0, rk_ctl("destroy b 0"));
+}
+
+/* Bad calls get their errno and change nothing. */
+TEST_F(rk, bad_calls)
+{
+	int udp;
+
+	/* no queue pair yet: the module's ENOTCONN */
+	EXPECT_EQ(ENOTCONN, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ENOTCONN, rk_ctl("post b 1"));
+	EXPECT_EQ(EINVAL, rk_ctl("send c 3 0 10 0"));
+	/* IRD and ORD 1..64 */
+	EXPECT_EQ(EINVAL, rk_ctl("create a %d 0 8", self->fds[0]));
+	EXPECT_EQ(EINVAL, rk_ctl("create a %d 8 0", self->fds[0]));
+	EXPECT_EQ(EINVAL, rk_ctl("create a %d %d 8", self->fds[0], RDMAP_MAX_IRD + 1));
+	EXPECT_EQ(EINVAL, rk_ctl("create a %d 8 %d", self->fds[0], RDMAP_MAX_ORD + 1));
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, udp);
+	EXPECT_EQ(EPROTOTYPE, rk_ctl("create a %d 8 8", udp));
+	close(udp);
+	/* the failed creates left the socket free */
+	ASSERT_EQ(0, rk_ctl("create a %d %d %d", self->fds[0], RDMAP_MAX_IRD,
+			    RDMAP_MAX_ORD));
+	EXPECT_EQ(EBUSY, rk_ctl("create a %d 8 8", self->fds[0]));
+	/* a's socket has its queue pair */
+	EXPECT_EQ(EBUSY, rk_ctl("create b %d 8 8", self->fds[0]));
+	ASSERT_EQ(0, rk_ctl("create b %d 1 1", self->fds[1]));
+	/* only the four Sends go through rdmap_send() */
+	EXPECT_EQ(EINVAL, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_WRITE));
+	EXPECT_EQ(EINVAL, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_READ_REQ));
+	EXPECT_EQ(EINVAL, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_READ_RESP));
+	EXPECT_EQ(EINVAL, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_TERMINATE));
+	EXPECT_EQ(EINVAL, rk_ctl("send a 8 0 10 0"));
+	EXPECT_EQ(EINVAL, rk_ctl("send a 255 0 10 0"));
+	/* nothing went out: the first Send is the first message b gets */
+	ASSERT_EQ(0, rk_ctl("post b 1"));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("recv op=3 len=10 cookie=1 inv=0\n", self->blog);
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+	/* destroyed: the module's ENOTCONN again */
+	ASSERT_EQ(0, rk_ctl("destroy a 0"));
+	EXPECT_EQ(ENOTCONN, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(ENOTCONN, rk_ctl("read a 1 0 1 0 0 1"));
+}
+
+/*
+ * A raw RDMAP peer in user space on the Initiator end (/dev/ddp, as
+ * tools/rdmap-peer) against b: its stream with RDMAP's three queues and
+ * a buffer for the Terminate on queue 2. b posts one Send buffer.
+ */
+static void raw_peer(struct __test_metadata *_metadata, const int fds[2],
+		     int *pd, int *sfd, __u8 *term, size_t term_len)
+{
+	ASSERT_EQ(0, rk_ctl("create b %d 8 8", fds[1]));
+	ASSERT_EQ(0, rk_ctl("post b 1"));
+	*pd = iw_ddp_open();
+	ASSERT_LE(0, *pd);
+	*sfd = iw_ddp_bind(*pd, fds[0], RDMAP_WIRE_NQUEUES);
+	ASSERT_LE(0, *sfd);
+	memset(term, 0xee, term_len);
+	ASSERT_EQ(0, iw_ddp_post_recv(*sfd, term, term_len, RDMAP_WIRE_QN_TERMINATE, 42));
+}
+
+/* The raw peer receives the kernel's Terminate: exactly the octets @want. */
+static void raw_expect_term(struct __test_metadata *_metadata, int sfd,
+			    const __u8 *term, const __u8 *want, size_t len)
+{
+	struct ddp_event ev;
+	__u32 i;
+
+	ASSERT_EQ(1, iw_ddp_event(sfd, &ev, DDP_TMO_MS));
+	EXPECT_EQ(DDP_EV_RECV, ev.type);
+	EXPECT_EQ(RDMAP_WIRE_QN_TERMINATE, ev.qn);
+	EXPECT_EQ(1, ev.msn);
+	EXPECT_EQ(42, ev.cookie);
+	EXPECT_EQ(RDMAP_WIRE_RV | RDMAP_WIRE_OP_TERMINATE, ev.rsvdulp[0]);
+	EXPECT_TRUE(all_zero(ev.rsvdulp + 1, 4));
+	EXPECT_EQ(len, ev.len);
+	if (ev.len != len || memcmp(term, want, len))
+		for (i = 0; i < ev.len && i < 64; i++)
+			TH_LOG("term[%u] = 0x%02x, want 0x%02x", i, term[i],
+			       i < len ? want[i] : 0xee);
+	EXPECT_EQ(0, memcmp(term, want, len));
+	/* nothing after it */
+	EXPECT_EQ(0xee, term[len]);
+}
+
+/*
+ * A Send with RV 10b (RsvdULP[0] 0x83) is an invalid RDMAP version
+ * (Remote Operation Error, 0x2/0x05). The kernel RDMAP sends a Terminate
+ * on queue 2 (RDMAP control 0x47) carrying the DDP Segment Length (M)
+ * and the untagged DDP header of the refused segment (D), reports its
+ * own error and gives the Send's buffer back.
+ */
+TEST_F(rk, raw_peer_bad_version)
+{
+	const __u8 bad[5] = { 0x83, 0, 0, 0, 0 };
+	const __u8 want[] = {
+		/* Layer 0, EType 2, code 5, Hdrct M and D */
+		0x02, 0x05, 0xc0, 0x00,
+		/* DDP Segment Length: header 18 + payload 16 */
+		0x00, 0x22,
+		/* the DDP header: L, DV 1; RsvdULP; QN 0; MSN 1; MO 0 */
+		0x41, 0x83, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x00,
+	};
+	__u8 msg[16], term[64];
+	int pd, sfd, i;
+
+	raw_peer(_metadata, self->fds, &pd, &sfd, term, sizeof(term));
+	for (i = 0; i < (int)sizeof(msg); i++)
+		msg[i] = i;
+	ASSERT_EQ(0, iw_ddp_send_untagged(sfd, msg, sizeof(msg), RDMAP_WIRE_QN_SEND, bad));
+	raw_expect_term(_metadata, sfd, term, want, sizeof(want));
+	/* the refused Send's buffer comes back */
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_STREQ("term remote=0 layer=0 etype=2 ecode=5\nflush cookie=1\n",
+		     self->blog);
+	EXPECT_EQ(ECONNABORTED, rk_ctl("send b %d 0 10 0", RDMAP_WIRE_OP_SEND));
+	close(sfd);
+	close(pd);
+}
+
+/*
+ * A Read Request for an STag b does not know (Remote Protection Error,
+ * 0x1/0x00): the Terminate carries the segment length, the DDP header
+ * and the Read Request header (Hdrct M, D and R).
+ */
+TEST_F(rk, raw_peer_read_unknown_stag)
+{
+	const __u8 rreq[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ };
+	struct rdmap_wire_read_req req = {
+		.sink_stag = htonl(0x1234),
+		.sink_to = htobe64(0x5000),
+		.size = htonl(16),
+		.src_stag = htonl(0xabcdef01),
+		.src_to = htobe64(RK_BASE_TO),
+	};
+	const __u8 head[] = {
+		/* Layer 0, EType 1, code 0, Hdrct M, D and R */
+		0x01, 0x00, 0xe0, 0x00,
+		/* DDP Segment Length: header 18 + Read Request 28 */
+		0x00, 0x2e,
+		/* the DDP header: L, DV 1; RsvdULP; QN 1; MSN 1; MO 0 */
+		0x41, 0x41, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x00,
+	};
+	__u8 want[sizeof(head) + sizeof(req)], term[64];
+	int pd, sfd;
+
+	raw_peer(_metadata, self->fds, &pd, &sfd, term, sizeof(term));
+	memcpy(want, head, sizeof(head));
+	memcpy(want + sizeof(head), &req, sizeof(req));
+	ASSERT_EQ(0, iw_ddp_send_untagged(sfd, &req, sizeof(req),
+					  RDMAP_WIRE_QN_READ_REQ, rreq));
+	raw_expect_term(_metadata, sfd, term, want, sizeof(want));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("term remote=0 layer=0 etype=1 ecode=0\n", self->blog);
+	close(sfd);
+	close(pd);
+}
+
+/*
+ * As destroy_read_flush, with b's Data Source bound to b's stream: b
+ * holds the buffer (ddp_mr_get()) for a Read Request it will not answer
+ * any more (the stream was reset). Destroying b must give it back, not
+ * wait for it: ddp_stream_release() invalidates the buffers bound to the
+ * stream and waits for their users. Last in the file: it hangs the
+ * kernel task when the destroy waits for itself.
+ */
+TEST_F(rk, destroy_pending_read_request)
+{
+	struct hold_arg h = { .q = 'b', .ms = 300 };
+	__u32 sink, src;
+	pthread_t t;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &src);
+	ASSERT_EQ(0, hold_start(&t, &h));
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 100 9", sink, RK_BASE_TO, src,
+			    RK_BASE_TO));
+	ASSERT_EQ(0, rk_ctl("destroy a 1"));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, h.ret);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("read_flush cookie=9\n", self->alog);
+	TH_LOG("b: %s", rk_log_now('b', self->blog, sizeof(self->blog)));
+	ASSERT_EQ(0, rk_ctl("destroy b 0"));
+}
+
+TEST_HARNESS_MAIN
