@@ -110,6 +110,21 @@ void *ddp_stream_priv(struct ddp_stream *s)
 }
 EXPORT_SYMBOL_GPL(ddp_stream_priv);
 
+/**
+ * ddp_stream_mpa_info() - the state of the stream's MPA connection
+ * @s: the stream
+ * @attrs: out: what mpa_conn_info() gives (role, revision, RFC 6581's
+ *	peer-to-peer model and RTR type once in full operation)
+ *
+ * Does not sleep. With the socket lock held: from the event callback, or
+ * between lock_sock() and release_sock().
+ */
+void ddp_stream_mpa_info(struct ddp_stream *s, struct mpa_conn_attrs *attrs)
+{
+	mpa_conn_info(s->conn, attrs);
+}
+EXPORT_SYMBOL_GPL(ddp_stream_mpa_info);
+
 /* Return every posted buffer with DDP_EV_FLUSH. */
 static void ddp_flush(struct ddp_stream *s)
 {

@@ -22,6 +22,7 @@
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <net/iwarp_compat.h>
+#include <net/mpa.h>
 #include <net/rdmap.h>
 #include <net/sock.h>
 
@@ -34,6 +35,15 @@
 #define RDMAP_TERM_BUFS		2
 /* cookies of the Terminate buffers, after those of the IRD slots */
 #define RDMAP_TERM_COOKIE	RDMAP_MAX_IRD
+/* RFC 6581's zero-length RDMA Write and Read name this STag, as siw's */
+#define RDMAP_RTR_STAG		1
+
+/* the Responder's wait for RFC 6581's RTR, see rdmap_rx_rtr() */
+enum rdmap_rtr_rx {
+	RDMAP_RTR_RX_UNKNOWN,	/* no message received yet */
+	RDMAP_RTR_RX_NONE,	/* no RTR to wait for, or it came */
+	RDMAP_RTR_RX_AWAIT,	/* the first message must be the RTR */
+};
 
 /**
  * struct rdmap_inbound - a Read Request of the peer, to be answered
@@ -53,12 +63,14 @@ struct rdmap_inbound {
  * @sink_to: tagged offset there
  * @len: octets
  * @cookie: the consumer's
+ * @rtr: RFC 6581's RTR, RDMAP's own: not reported
  */
 struct rdmap_outbound {
 	u32	sink_stag;
 	u64	sink_to;
 	u32	len;
 	u64	cookie;
+	bool	rtr;
 };
 
 /**
@@ -85,6 +97,10 @@ struct rdmap_outbound {
  * @closing: rdmap_qp_destroy() runs: no more Read Responses
  * @work_mutex: one round of the work; taken to set @released
  * @released: the stream is being released: the work sends nothing
+ * @rtr_rx: enum rdmap_rtr_rx, under the socket lock
+ * @rtr_type: the RTR awaited, MPA_F_RTR_*
+ * @rtr_mutex: the Initiator's RTR goes once, before anything else
+ * @rtr_tx_done: the Initiator's RTR is sent, or there is none to send
  * @term_len: octets of @term_buf
  * @term_buf: the encoded Terminate
  * @work: sends the Read Responses and the Terminate
@@ -112,6 +128,10 @@ struct rdmap_qp {
 	bool				closing;
 	struct mutex			work_mutex;	/* against @released */
 	bool				released;
+	u8				rtr_rx;
+	u32				rtr_type;
+	struct mutex			rtr_mutex;	/* the Initiator's RTR */
+	bool				rtr_tx_done;
 	u32				term_len;
 	u8				term_buf[RDMAP_TERM_MAX_LEN];
 	struct work_struct		work;
@@ -129,6 +149,7 @@ static void rdmap_report(struct rdmap_qp *qp, const struct rdmap_event *ev)
 static void rdmap_flush_reads(struct rdmap_qp *qp)
 {
 	struct rdmap_event ev = { .type = RDMAP_EV_READ_FLUSH };
+	bool rtr;
 
 	for (;;) {
 		spin_lock_bh(&qp->lock);
@@ -137,10 +158,12 @@ static void rdmap_flush_reads(struct rdmap_qp *qp)
 			return;
 		}
 		ev.cookie = qp->out[qp->out_head].cookie;
+		rtr = qp->out[qp->out_head].rtr;
 		qp->out_head = (qp->out_head + 1) % RDMAP_MAX_ORD;
 		qp->out_count--;
 		spin_unlock_bh(&qp->lock);
-		rdmap_report(qp, &ev);
+		if (!rtr)
+			rdmap_report(qp, &ev);
 	}
 }
 
@@ -229,6 +252,72 @@ static u32 rdmap_untagged_seg_len(const struct ddp_stream_event *ev)
 static u8 *rdmap_slot(struct rdmap_qp *qp, u32 off)
 {
 	return (u8 *)page_address(qp->page) + off;
+}
+
+/* a Send's length, a Read Request's size (U32_MAX when malformed) */
+static u32 rdmap_untagged_len(struct rdmap_qp *qp,
+			      const struct ddp_stream_event *ev, u8 op)
+{
+	const u8 *buf;
+
+	if (op != RDMAP_WIRE_OP_READ_REQ)
+		return ev->len;
+	if (ev->len != RDMAP_READ_REQ_LEN)
+		return U32_MAX;
+	buf = rdmap_slot(qp, ev->cookie * RDMAP_RREQ_SLOT);
+	return get_unaligned_be32(buf + offsetof(struct rdmap_wire_read_req, size));
+}
+
+/*
+ * RFC 6581: on a connection that agreed on the peer-to-peer model, the
+ * Responder's first message from the Initiator is the RTR of the agreed
+ * type, zero octets: a Send or an RDMA Write is consumed here (the Send's
+ * buffer comes back as RDMAP_EV_FLUSH), a Read Request is answered as any
+ * other. Another first message is an unexpected opcode (0x2/0x06).
+ * @len: the Send's or Write's length, the Read Request's size.
+ * Return: 0 for a message to process, 1 for an RTR consumed, -EPROTO
+ * when the stream was ended.
+ */
+static int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
+			const struct ddp_stream_event *ev, u8 op, u32 len,
+			u32 seg_len)
+{
+	struct mpa_conn_attrs a;
+	bool ok;
+
+	if (likely(qp->rtr_rx == RDMAP_RTR_RX_NONE))
+		return 0;
+	if (qp->rtr_rx == RDMAP_RTR_RX_UNKNOWN) {
+		ddp_stream_mpa_info(s, &a);
+		qp->rtr_type = a.rtr;
+		if (!a.p2p || !a.rtr || a.role != MPA_ROLE_RESPONDER) {
+			qp->rtr_rx = RDMAP_RTR_RX_NONE;
+			return 0;
+		}
+	}
+	/* the peer may end the stream at any time */
+	if (op == RDMAP_WIRE_OP_TERMINATE)
+		return 0;
+	qp->rtr_rx = RDMAP_RTR_RX_NONE;
+	switch (qp->rtr_type) {
+	case MPA_F_RTR_SEND:
+		ok = op == RDMAP_WIRE_OP_SEND;
+		break;
+	case MPA_F_RTR_WRITE:
+		ok = op == RDMAP_WIRE_OP_WRITE;
+		break;
+	case MPA_F_RTR_READ:
+		ok = op == RDMAP_WIRE_OP_READ_REQ;
+		break;
+	default:
+		ok = false;
+	}
+	if (!ok || len) {
+		rdmap_fail_code(qp, s, RDMAP_WIRE_ETYPE_OPERATION,
+				RDMAP_WIRE_ECODE_OPCODE, ev, seg_len, NULL);
+		return -EPROTO;
+	}
+	return op == RDMAP_WIRE_OP_READ_REQ ? 0 : 1;
 }
 
 /* A Read Request of the peer arrived in slot @ev->cookie. */
@@ -328,6 +417,10 @@ static void rdmap_rx_untagged(struct rdmap_qp *qp, struct ddp_stream *s,
 		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, NULL);
 		goto flush;
 	}
+	ret = rdmap_rx_rtr(qp, s, ev, h.op, rdmap_untagged_len(qp, ev, h.op),
+			   seg_len);
+	if (ret)
+		goto flush;
 	switch (ev->qn) {
 	case RDMAP_WIRE_QN_SEND:
 		if (rdmap_op_invalidates(h.op)) {
@@ -377,6 +470,7 @@ static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
 	struct rdmap_outbound *o;
 	struct rdmap_err err;
 	struct rdmap_hdr h;
+	bool rtr = false;
 
 	if (ev->hdr_len >= sizeof(*th))
 		seg_len = sizeof(*th) + ev->to + ev->len - get_unaligned_be64(&th->to);
@@ -390,7 +484,8 @@ static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
 		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, NULL);
 		return;
 	}
-	if (h.op == RDMAP_WIRE_OP_WRITE)
+	if (rdmap_rx_rtr(qp, s, ev, h.op, ev->len, seg_len) ||
+	    h.op == RDMAP_WIRE_OP_WRITE)
 		return;
 	spin_lock_bh(&qp->lock);
 	o = qp->out_count ? &qp->out[qp->out_head] : NULL;
@@ -398,6 +493,7 @@ static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
 	    o->len == ev->len) {
 		rev.cookie = o->cookie;
 		rev.len = o->len;
+		rtr = o->rtr;
 		qp->out_head = (qp->out_head + 1) % RDMAP_MAX_ORD;
 		qp->out_count--;
 		o = NULL;
@@ -410,7 +506,8 @@ static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
 				RDMAP_WIRE_ECODE_OPCODE, ev, seg_len, NULL);
 		return;
 	}
-	rdmap_report(qp, &rev);
+	if (!rtr)
+		rdmap_report(qp, &rev);
 }
 
 /* DDP refused a segment (or MPA the stream): tell the peer why. */
@@ -601,6 +698,121 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 	rdmap_flush_reads(qp);
 }
 
+static int __rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr,
+			bool rtr)
+{
+	struct rdmap_read_req rr = {
+		.sink_stag = wr->sink_stag,
+		.sink_to = wr->sink_to,
+		.size = wr->len,
+		.src_stag = wr->src_stag,
+		.src_to = wr->src_to,
+	};
+	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_READ_REQ };
+	struct rdmap_wire_read_req w;
+	struct kvec kv = { .iov_base = &w, .iov_len = sizeof(w) };
+	struct rdmap_outbound *o;
+	struct iov_iter it;
+	struct rdmap_err err;
+	int ret;
+
+	rdmap_read_req_encode(&rr, &w);
+	/* what the peer would refuse: see rdmap_read_req_decode() */
+	if (rdmap_read_req_decode(&w, sizeof(w), &rr, &err))
+		return -EINVAL;
+	mutex_lock(&qp->read_mutex);
+	spin_lock_bh(&qp->lock);
+	if (qp->terminated || qp->closing) {
+		ret = -ECONNABORTED;
+	} else if (qp->out_count >= qp->ord) {
+		ret = -ENOBUFS;
+	} else {
+		/* in before the request goes: the response may be quick */
+		o = &qp->out[(qp->out_head + qp->out_count) % RDMAP_MAX_ORD];
+		o->sink_stag = wr->sink_stag;
+		o->sink_to = wr->sink_to;
+		o->len = wr->len;
+		o->cookie = wr->cookie;
+		o->rtr = rtr;
+		qp->out_count++;
+		ret = 0;
+	}
+	spin_unlock_bh(&qp->lock);
+	if (ret)
+		goto out;
+	rdmap_rsvdulp_untagged(RDMAP_WIRE_OP_READ_REQ, 0, msg.rsvdulp);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(w));
+	ret = ddp_send_msg(qp->s, &msg, &it);
+	if (ret) {
+		/* not sent: no response can come; it is the newest entry */
+		spin_lock_bh(&qp->lock);
+		if (qp->out_count)
+			qp->out_count--;
+		spin_unlock_bh(&qp->lock);
+	}
+out:
+	mutex_unlock(&qp->read_mutex);
+	return ret;
+}
+
+/* RFC 6581's RTR of type @type (MPA_F_RTR_*): zero octets */
+static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type)
+{
+	struct rdmap_read_wr wr = {
+		.sink_stag = RDMAP_RTR_STAG,
+		.src_stag = RDMAP_RTR_STAG,
+	};
+	struct ddp_msg msg = {};
+	struct iov_iter empty;
+
+	iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
+	switch (type) {
+	case MPA_F_RTR_SEND:
+		msg.qn = RDMAP_WIRE_QN_SEND;
+		rdmap_rsvdulp_untagged(RDMAP_WIRE_OP_SEND, 0, msg.rsvdulp);
+		return ddp_send_msg(qp->s, &msg, &empty);
+	case MPA_F_RTR_WRITE:
+		msg.tagged = true;
+		msg.stag = RDMAP_RTR_STAG;
+		msg.rsvdulp[0] = rdmap_ctrl(RDMAP_WIRE_OP_WRITE);
+		return ddp_send_msg(qp->s, &msg, &empty);
+	case MPA_F_RTR_READ:
+		return __rdmap_read(qp, &wr, true);
+	}
+	return -EPROTO;
+}
+
+/*
+ * RFC 6581: on a connection that agreed on the peer-to-peer model, the
+ * Initiator's first message is the RTR of the agreed type. It goes from
+ * rdmap_qp_create() when the connection is in full operation already,
+ * else before the consumer's first message.
+ */
+static int rdmap_tx_rtr(struct rdmap_qp *qp)
+{
+	struct mpa_conn_attrs a;
+	int ret = 0;
+
+	if (likely(READ_ONCE(qp->rtr_tx_done)))
+		return 0;
+	mutex_lock(&qp->rtr_mutex);
+	if (qp->rtr_tx_done)
+		goto out;
+	lock_sock(qp->sock->sk);
+	ddp_stream_mpa_info(qp->s, &a);
+	release_sock(qp->sock->sk);
+	/* not yet: the send that follows says why, the next one tries again */
+	if (a.state != MPA_S_FULL)
+		goto out;
+	if (a.p2p && a.rtr && a.role == MPA_ROLE_INITIATOR)
+		ret = rdmap_send_rtr(qp, a.rtr);
+	if (!ret)
+		WRITE_ONCE(qp->rtr_tx_done, true);
+out:
+	mutex_unlock(&qp->rtr_mutex);
+	return ret;
+}
+
 /**
  * rdmap_qp_create() - make an MPA connection an RDMAP queue pair
  * @pd: the DDP protection domain of its memory
@@ -645,6 +857,7 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 	spin_lock_init(&qp->lock);
 	mutex_init(&qp->read_mutex);
 	mutex_init(&qp->work_mutex);
+	mutex_init(&qp->rtr_mutex);
 	INIT_WORK(&qp->work, rdmap_work);
 
 	s = ddp_stream_bind(pd, sock, RDMAP_WIRE_NQUEUES, &rdmap_ddp_ops, qp);
@@ -665,6 +878,8 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 	WRITE_ONCE(qp->s, s);
 	/* what the receive path found before @s was set */
 	queue_work(system_wq, &qp->work);
+	/* an RTR that cannot go now goes with the first message */
+	rdmap_tx_rtr(qp);
 	return qp;
 
 err_release:
@@ -767,10 +982,15 @@ int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
 {
 	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_SEND };
 
+	int ret;
+
 	if (op < RDMAP_WIRE_OP_SEND || op > RDMAP_WIRE_OP_SEND_SE_INV)
 		return -EINVAL;
 	if (rdmap_qp_ended(qp))
 		return -ECONNABORTED;
+	ret = rdmap_tx_rtr(qp);
+	if (ret)
+		return ret;
 	rdmap_rsvdulp_untagged(op, inv_stag, msg.rsvdulp);
 	return ddp_send_msg(qp->s, &msg, data);
 }
@@ -794,10 +1014,12 @@ int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data)
 		.to = to,
 		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_WRITE) },
 	};
+	int ret;
 
 	if (rdmap_qp_ended(qp))
 		return -ECONNABORTED;
-	return ddp_send_msg(qp->s, &msg, data);
+	ret = rdmap_tx_rtr(qp);
+	return ret ? ret : ddp_send_msg(qp->s, &msg, data);
 }
 EXPORT_SYMBOL_GPL(rdmap_write);
 
@@ -815,57 +1037,9 @@ EXPORT_SYMBOL_GPL(rdmap_write);
  */
 int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr)
 {
-	struct rdmap_read_req rr = {
-		.sink_stag = wr->sink_stag,
-		.sink_to = wr->sink_to,
-		.size = wr->len,
-		.src_stag = wr->src_stag,
-		.src_to = wr->src_to,
-	};
-	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_READ_REQ };
-	struct rdmap_wire_read_req w;
-	struct kvec kv = { .iov_base = &w, .iov_len = sizeof(w) };
-	struct rdmap_outbound *o;
-	struct iov_iter it;
-	struct rdmap_err err;
-	int ret;
+	int ret = rdmap_tx_rtr(qp);
 
-	rdmap_read_req_encode(&rr, &w);
-	/* what the peer would refuse: see rdmap_read_req_decode() */
-	if (rdmap_read_req_decode(&w, sizeof(w), &rr, &err))
-		return -EINVAL;
-	mutex_lock(&qp->read_mutex);
-	spin_lock_bh(&qp->lock);
-	if (qp->terminated || qp->closing) {
-		ret = -ECONNABORTED;
-	} else if (qp->out_count >= qp->ord) {
-		ret = -ENOBUFS;
-	} else {
-		/* in before the request goes: the response may be quick */
-		o = &qp->out[(qp->out_head + qp->out_count) % RDMAP_MAX_ORD];
-		o->sink_stag = wr->sink_stag;
-		o->sink_to = wr->sink_to;
-		o->len = wr->len;
-		o->cookie = wr->cookie;
-		qp->out_count++;
-		ret = 0;
-	}
-	spin_unlock_bh(&qp->lock);
-	if (ret)
-		goto out;
-	rdmap_rsvdulp_untagged(RDMAP_WIRE_OP_READ_REQ, 0, msg.rsvdulp);
-	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(w));
-	ret = ddp_send_msg(qp->s, &msg, &it);
-	if (ret) {
-		/* not sent: no response can come; it is the newest entry */
-		spin_lock_bh(&qp->lock);
-		if (qp->out_count)
-			qp->out_count--;
-		spin_unlock_bh(&qp->lock);
-	}
-out:
-	mutex_unlock(&qp->read_mutex);
-	return ret;
+	return ret ? ret : __rdmap_read(qp, wr, false);
 }
 EXPORT_SYMBOL_GPL(rdmap_read);
 

@@ -828,6 +828,126 @@ TEST_F(rk, raw_peer_read_unknown_stag)
 }
 
 /*
+ * A fresh pair in place of the fixture's that agreed on RFC 6581's
+ * peer-to-peer model with the RTR type @rtr (MPA revision 2).
+ */
+static void p2p_pair(struct __test_metadata *_metadata, int fds[2], __u32 rtr)
+{
+	struct mpa_start ini = {
+		.role = MPA_ROLE_INITIATOR, .rev = 2, .ird = 8, .ord = 8,
+		.flags = MPA_F_P2P | rtr,
+	};
+	struct mpa_start rsp = ini;
+
+	rsp.role = MPA_ROLE_RESPONDER;
+	iw_close_pair(fds);
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, fds));
+	ASSERT_EQ(0, iw_mpa_attach(fds[0]));
+	ASSERT_EQ(0, iw_mpa_attach(fds[1]));
+	ASSERT_EQ(0, iw_mpa_start_ex(fds[1], &rsp, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_start_ex(fds[0], &ini, NULL, NULL));
+	ASSERT_EQ(0, iw_mpa_respond(fds[1], DDP_TMO_MS));
+	ASSERT_EQ(0, iw_mpa_wait_state(fds[0], MPA_S_FULL, DDP_TMO_MS));
+	ASSERT_TRUE(iw_mpa_info_of(fds[0]).flags & MPA_I_P2P);
+	ASSERT_EQ(rtr, iw_mpa_info_of(fds[0]).rtr);
+	ASSERT_EQ(rtr, iw_mpa_info_of(fds[1]).rtr);
+}
+
+/*
+ * The Responder b, created first, waits for a's RTR; a, created in full
+ * operation, sends it at once: one FPDU, reported to nobody. b may then
+ * send (MPA's rule 4 holds its sends until an FPDU came).
+ */
+static void rtr_check(struct __test_metadata *_metadata, int fds[2],
+		      __u32 rtr, char *alog, char *blog, size_t len)
+{
+	__u64 want = rtr == MPA_F_RTR_READ ? 2 : 1;
+	int i;
+
+	ASSERT_EQ(0, rk_ctl("create b %d 8 8", fds[1]));
+	ASSERT_EQ(0, rk_ctl("post b 1"));
+	ASSERT_EQ(0, rk_ctl("post b 2"));
+	ASSERT_EQ(0, iw_mpa_stats_of(fds[0]).tx_fpdus);
+	ASSERT_EQ(0, rk_ctl("create a %d 8 8", fds[0]));
+	ASSERT_EQ(0, rk_ctl("post a 3"));
+	ASSERT_EQ(0, rk_ctl("send b %d 0 100 4", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('a', alog, len, 1));
+	EXPECT_STREQ("recv op=3 len=100 cookie=3 inv=0\n", alog);
+	/* the RTR, and for a Read its response (b's work sends it) */
+	EXPECT_EQ(1, iw_mpa_stats_of(fds[0]).tx_fpdus);
+	for (i = 0; i < 200 && iw_mpa_stats_of(fds[0]).rx_fpdus < want; i++)
+		usleep(10000);
+	EXPECT_EQ(want, iw_mpa_stats_of(fds[0]).rx_fpdus);
+	ASSERT_EQ(0, rk_ctl("send a %d 0 200 5", RDMAP_WIRE_OP_SEND));
+	if (rtr == MPA_F_RTR_SEND) {
+		/* the RTR took b's first buffer */
+		ASSERT_EQ(2, rk_events('b', blog, len, 2));
+		EXPECT_STREQ("flush cookie=1\nrecv op=3 len=200 cookie=2 inv=0\n", blog);
+	} else {
+		ASSERT_EQ(1, rk_events('b', blog, len, 1));
+		EXPECT_STREQ("recv op=3 len=200 cookie=1 inv=0\n", blog);
+	}
+	EXPECT_STREQ("recv op=3 len=100 cookie=3 inv=0\n",
+		     rk_log_now('a', alog, len));
+}
+
+TEST_F(rk, rtr_write)
+{
+	p2p_pair(_metadata, self->fds, MPA_F_RTR_WRITE);
+	rtr_check(_metadata, self->fds, MPA_F_RTR_WRITE, self->alog, self->blog,
+		  sizeof(self->alog));
+}
+
+TEST_F(rk, rtr_send)
+{
+	p2p_pair(_metadata, self->fds, MPA_F_RTR_SEND);
+	rtr_check(_metadata, self->fds, MPA_F_RTR_SEND, self->alog, self->blog,
+		  sizeof(self->alog));
+}
+
+/* The RTR Read takes one of a's ORD slots until its response came. */
+TEST_F(rk, rtr_read)
+{
+	p2p_pair(_metadata, self->fds, MPA_F_RTR_READ);
+	rtr_check(_metadata, self->fds, MPA_F_RTR_READ, self->alog, self->blog,
+		  sizeof(self->alog));
+}
+
+/*
+ * A raw Initiator whose first message is a Send where a zero-length RDMA
+ * Write was agreed: Remote Operation Error, Unexpected OpCode (0x2/0x06),
+ * with the Send's DDP header.
+ */
+TEST_F(rk, rtr_missing)
+{
+	const __u8 want[] = {
+		/* Layer 0, EType 2, code 6, Hdrct M and D */
+		0x02, 0x06, 0xc0, 0x00,
+		/* DDP Segment Length: header 18 + 10 */
+		0x00, 0x1c,
+		/* L, DV 1; RsvdULP: Send; QN 0; MSN 1; MO 0 */
+		0x41, 0x43, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x00,
+	};
+	const __u8 send[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_SEND };
+	__u8 term[64];
+	int pd, sfd;
+
+	p2p_pair(_metadata, self->fds, MPA_F_RTR_WRITE);
+	raw_peer(_metadata, self->fds, &pd, &sfd, term, sizeof(term));
+	ASSERT_EQ(0, iw_ddp_send_untagged(sfd, "0123456789", 10,
+					  RDMAP_WIRE_QN_SEND, send));
+	raw_expect_term(_metadata, sfd, term, want, sizeof(want));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_STREQ("term remote=0 layer=0 etype=2 ecode=6\nflush cookie=1\n",
+		     self->blog);
+	close(sfd);
+	close(pd);
+}
+
+/*
  * As destroy_read_flush, with b's Data Source bound to b's stream: b
  * holds the buffer (ddp_mr_get()) for a Read Request it will not answer
  * any more (the stream was reset). Destroying b must give it back, not

@@ -9,8 +9,9 @@
  * registered pages in softirq; completions and errors reach the ULP
  * through its event callback, in softirq or in process context with the
  * socket lock held: it must not sleep and must not call DDP back except
- * ddp_stream_priv(), ddp_stream_halt(), ddp_invalidate_remote(),
- * ddp_mr_get() and ddp_mr_put(). Every other function here sleeps.
+ * ddp_stream_priv(), ddp_stream_mpa_info(), ddp_stream_halt(),
+ * ddp_invalidate_remote(), ddp_mr_get() and ddp_mr_put(). Every other
+ * function here sleeps.
  */
 #ifndef _NET_DDP_H
 #define _NET_DDP_H
@@ -24,6 +25,7 @@
 
 struct ddp_mr;
 struct ddp_pd;
+struct mpa_conn_attrs;
 struct ddp_region_view;
 struct ddp_stream;
 
@@ -114,7 +116,8 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
 
-/* for the ULP's remote operations; these four do not sleep */
+/* for the ULP's remote operations; these five do not sleep */
+void ddp_stream_mpa_info(struct ddp_stream *s, struct mpa_conn_attrs *attrs);
 void ddp_stream_halt(struct ddp_stream *s);
 int ddp_invalidate_remote(struct ddp_stream *s, u32 stag);
 struct ddp_mr *ddp_mr_get(struct ddp_stream *s, u32 stag,

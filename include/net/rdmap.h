@@ -18,10 +18,10 @@
  * not sleep and must not call RDMAP back except rdmap_qp_priv(). Every
  * other function here sleeps.
  *
- * As MPA asks (RFC 5044 section 7.1.2, rule 4), the Responder's consumer
- * sends nothing before the Initiator's first message arrived, unless
- * the connection agreed on RFC 6581's ready-to-receive, which this module
- * does not send or await itself yet.
+ * When MPA revision 2 agreed on RFC 6581's peer-to-peer model, RDMAP
+ * sends the Initiator's ready-to-receive message (RTR) and consumes the
+ * Responder's first message as the RTR; the Responder's sends wait for
+ * it (MPA's rule 4, RFC 5044 section 7.1.2).
  */
 #ifndef _NET_RDMAP_H
 #define _NET_RDMAP_H
