@@ -16,7 +16,10 @@
 #   rdmap-peer -l (iw0)         <- rdma_client (siw, iw1)
 #   rping -s (siw, iw0)         <- rdmap-peer --rping -c N (iw1)
 #   rdmap-peer -l --rping (iw0) <- rping -c -C N -V (siw, iw1)
-# with dumpcap on veth1 and a tshark decode of those four connections
+# and the same two rping runs with the kernel's RDMAP (rdmap.ko, through
+# the test module rdmap_rping: rdmap-peer --kernel; both are unloaded at
+# the end), with dumpcap on veth1 and a tshark decode of those six
+# connections
 # (MPA Request/Reply revision 2 with C=1, every FPDU's CRC good, the
 # RDMAP opcodes of each flow, no expert warnings but the two revision 2
 # ones tshark 4.0 always gives), and tears everything down again (rdma
@@ -46,7 +49,8 @@ tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-NTESTS=12
+NTESTS=14
+kload=0
 
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$tools/lib.sh"
@@ -65,6 +69,13 @@ cleanup() {
 	fi
 	# interrupted between bring-up and teardown: leave nothing behind
 	[ "$up" != 1 ] || "$tools/netns-down" --quiet > /dev/null 2>&1
+	# later tests unload ddp.ko and mpa.ko: rdmap.ko must go too
+	if [ "$kload" = 1 ]; then
+		for m in rdmap_rping rdmap; do
+			! grep -q "^$m " /proc/modules || rmmod "$m" ||
+				echo "# cannot unload $m"
+		done
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -80,7 +91,9 @@ names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"rdma_server (siw) <- rdmap-peer -r 1 --send-exchange (MPA revision 1 Initiator)"
 	"rdmap-peer -r 1 -l --send-exchange <- rdma_client (siw built for MPA revision 1)"
 	"rdma_server (siw peer-to-peer) <- rdmap-peer --p2p --send-exchange: RTR sent"
-	"rdmap-peer --p2p -l --rping <- rping -c -C 10 -V (siw peer-to-peer): RTR received")
+	"rdmap-peer --p2p -l --rping <- rping -c -C 10 -V (siw peer-to-peer): RTR received"
+	"rping -s (siw) <- rdmap-peer --kernel --rping -c $count (rdmap.ko, MPA Initiator)"
+	"rdmap-peer --kernel -l --rping (rdmap.ko, MPA Responder) <- rping -c -C $count -V (siw)")
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -183,10 +196,24 @@ pair() {
 	return 1
 }
 
+# the kernel's RDMAP: rdmap_rping (selftests/kmod) pulls in rdmap.ko
+kwhy=$pwhy
+if [ -z "$kwhy" ]; then
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug 2> /dev/null
+	kload=1
+	if ! modprobe rdmap_rping > "$tmp/modprobe" 2>&1; then
+		sed 's/^/# /' "$tmp/modprobe"
+		kwhy="cannot load rdmap_rping (make test-modules, --extra-modules)"
+	elif [ ! -w /sys/kernel/debug/rdmap_rping/ctl ]; then
+		kwhy="no /sys/kernel/debug/rdmap_rping/ctl"
+	fi
+fi
+
 capturing=0
 if [ -z "$pwhy" ] && command -v dumpcap > /dev/null; then
 	if siw_capture_start iw1 veth1 "$tmp/peer.pcapng" "$tmp/dumpcap.log" \
-		-f 'tcp port 7471 or tcp port 7472 or tcp port 7174 or tcp port 7175'; then
+		-f 'tcp port 7471 or tcp port 7472 or tcp port 7174 or tcp port 7175 or tcp port 7176 or tcp port 7177'; then
 		capturing=1
 	else
 		sed 's/^/# dumpcap: /' "$tmp/dumpcap.log"
@@ -195,7 +222,7 @@ fi
 
 res=()
 if [ -n "$pwhy" ]; then
-	for i in 2 3 4 5 8; do skip "${names[$i]}" "$pwhy"; done
+	for i in 2 3 4 5 8 12 13; do skip "${names[$i]}" "$pwhy"; done
 else
 	pair ex1 iw0 7471 rdma_server -s 192.0.2.1 -p 7471 -- \
 		"$peer" -v --send-exchange 192.0.2.1 7471
@@ -229,6 +256,30 @@ else
 	pair ex3 iw0 7473 rdma_server -s 192.0.2.1 -p 7473 -- \
 		"$peer" -v -r 1 --send-exchange 192.0.2.1 7473
 	result $? "${names[8]}"
+
+	# the same rping runs with rdmap.ko speaking RDMAP
+	if [ -n "$kwhy" ]; then
+		skip "${names[12]}" "$kwhy"
+		skip "${names[13]}" "$kwhy"
+	else
+		pair rk1 iw0 7176 rping -s -a 192.0.2.1 -p 7176 -C "$count" -v -- \
+			"$peer" --kernel --rping -c "$count" 192.0.2.1 7176
+		r=$?
+		got=$(grep -c '^server ping data: rdma-ping-' "$tmp/rk1.srv")
+		echo "# rping server printed $got of $count pings"
+		[ "$r" = 0 ] && [ "$got" = "$count" ] || r=1
+		res[12]=$r
+		result "$r" "${names[12]}"
+
+		pair rk2 iw0 7177 "$peer" --kernel -l --rping -c "$count" 192.0.2.1 7177 -- \
+			rping -c -a 192.0.2.1 -p 7177 -C "$count" -v -V
+		r=$?
+		got=$(grep -c '^ping data: rdma-ping-' "$tmp/rk2.cli")
+		echo "# rping client verified $got of $count pings"
+		[ "$r" = 0 ] && [ "$got" = "$count" ] || r=1
+		res[13]=$r
+		result "$r" "${names[13]}"
+	fi
 fi
 siw_capture_stop
 
@@ -263,7 +314,8 @@ else
 			flush(); src = attr("show")
 		} else if (name == "tcp.dstport") {
 			dst = attr("show")
-			if (dst == 7471 || dst == 7472 || dst == 7174 || dst == 7175) {
+			if (dst == 7471 || dst == 7472 || dst == 7174 || dst == 7175 ||
+			    dst == 7176 || dst == 7177) {
 				sp = dst; dir = "c>s"
 			} else {
 				sp = src; dir = "s>c"
@@ -293,11 +345,12 @@ else
 	[ "$total" -gt 0 ] && [ "$good" = "$total" ] || bad="$bad crc"
 	[ -s "$tmp/expert.bad" ] && bad="$bad expert"
 	# Request/Reply octets 16, 17 (flags, Rev): ours (our Requests, every
-	# Reply: siw follows our C=1) 0x50 02 (C, enhanced, Rev 2); siw's
+	# Reply: siw follows our C=1; ports 7471, 7174, 7176: we are the
+	# Initiator) 0x50 02 (C, enhanced, Rev 2); siw's
 	# Requests 0x10 02 (enhanced, Rev 2, C=0: stock siw asks for no CRC)
 	awk '{ gsub(":", "", $3); k = substr($3, 1, 32) == "4d504120494420526571204672616d65" ? "req" : "rep"
 	       p = k == "req" ? $2 : $1
-	       want = (k == "rep" || p == 7471 || p == 7174) ? "5002" : "1002"
+	       want = (k == "rep" || p == 7471 || p == 7174 || p == 7176) ? "5002" : "1002"
 	       print k, p, substr($3, 33, 4), want }' "$tmp/rr.txt" > "$tmp/rr.chk"
 	nrr=$(wc -l < "$tmp/rr.chk")
 	nrr2=$(awk '$3 == $4' "$tmp/rr.chk" | wc -l)
@@ -319,13 +372,15 @@ else
 		want 7472 'c>s' 0x03 1
 		want 7472 's>c' 0x03 1
 	fi
-	for p in 7174 7175; do
-		[ "${res[$((p == 7174 ? 4 : 5))]}" = 0 ] || continue
-		want $p 'c>s' 0x03 $((2 * count))
-		want $p 's>c' 0x03 $((2 * count))
-		want $p 's>c' 0x01 "$count"
-		want $p 'c>s' 0x02 "$count"
-		want $p 's>c' 0x00 "$count"
+	# rping: userspace RDMAP (7174, 7175) and rdmap.ko (7176, 7177)
+	for pr in 7174:4 7175:5 7176:12 7177:13; do
+		p=${pr%:*}
+		[ "${res[${pr#*:}]:-1}" = 0 ] || continue
+		want "$p" 'c>s' 0x03 $((2 * count))
+		want "$p" 's>c' 0x03 $((2 * count))
+		want "$p" 's>c' 0x01 "$count"
+		want "$p" 'c>s' 0x02 "$count"
+		want "$p" 's>c' 0x00 "$count"
 	done
 	if [ -z "$bad" ]; then
 		ok "${names[6]}"

@@ -23,6 +23,11 @@
  * Incoming Read Requests are answered from registered memory, RDMA
  * Writes land in the advertised buffers, errors send a Terminate (QN 2),
  * and received Terminates are reported. See rdmap-peer(1).
+ *
+ * With --kernel, rping is spoken by the kernel's RDMAP (rdmap.ko) through
+ * the test module rdmap_rping (selftests/kmod/rdmap_rping.c): the TCP
+ * connection and the MPA startup stay here, the socket is handed to the
+ * module's debugfs ctl file instead of /dev/ddp.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -32,7 +37,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -61,6 +70,11 @@
 #define EXCHANGE_LEN	16	/* rdma_client / rdma_server message */
 #define RPING_DEFAULT	64	/* rping's default -S */
 #define RPING_MIN	(sizeof("rdma-ping-%d: ") + 1)
+#define KERNEL_MAX	65536	/* rdmap_rping's buffers */
+#define KERNEL_IRD_ORD	4	/* rdmap_rping's queue pair */
+#define KERNEL_DEBUGFS	"/sys/kernel/debug"
+#define KERNEL_CTL	KERNEL_DEBUGFS "/rdmap_rping/ctl"
+#define KERNEL_RESULT	"/sys/kernel/debug/rdmap_rping/result"
 
 /* rping's struct rping_rdma_info, on the wire */
 struct rping_info {
@@ -109,6 +123,7 @@ struct opts {
 	unsigned int ird, ord;
 	unsigned int rev;
 	int p2p;
+	int kernel;
 	const char *host;
 	const char *port;
 };
@@ -139,6 +154,7 @@ struct send_msg {
 
 struct peer {
 	int sock, pd, sfd;
+	int kctl;	/* --kernel: rdmap_rping's ctl file */
 	struct mr mr[MAX_MR];
 	int nmr;
 	struct recv_buf rb[NRECV];
@@ -164,6 +180,8 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: rdmap-peer [-l] (--send-exchange | --rping) [-c COUNT] [-s SIZE]\n"
 		"                  [-r REV] [-t SEC] [-v] [--p2p] HOST PORT\n"
+		"       rdmap-peer [-l] --kernel --rping [-c COUNT] [-s SIZE] [-r REV]\n"
+		"                  [-t SEC] [-v] HOST PORT\n"
 		"  -l               listen on HOST PORT, accept one connection (MPA Responder)\n"
 		"                   (default: connect, MPA Initiator)\n"
 		"  --send-exchange  rdma_client/rdma_server: one 16-octet Send each way\n"
@@ -177,9 +195,13 @@ static void print_usage(FILE *f)
 		"  --p2p            RFC 6581 peer-to-peer model (revision 2): offer\n"
 		"                   Write, Read and Send RTR; the Initiator sends the\n"
 		"                   agreed RTR first, the Responder waits for it\n"
+		"  --kernel         rping spoken by the kernel's RDMAP (rdmap.ko) through\n"
+		"                   the test module rdmap_rping (debugfs rdmap_rping/):\n"
+		"                   TCP and the MPA startup here, the rest in the kernel;\n"
+		"                   SIZE up to 65536, 10 s per step, no --p2p\n"
 		"  --help           this text\n"
 		"  --version        print the version\n"
-		"CRC requested, no markers, IRD = ORD = 8 (revision 2).\n"
+		"CRC requested, no markers, IRD = ORD = 8 (revision 2; 4 with --kernel).\n"
 		"Exit status: 0 success, 1 DDP error, 2 usage, 3 data mismatch,\n"
 		"4 protocol error, 5 Terminate received, 6 MPA error, 10 system error.\n");
 }
@@ -717,6 +739,130 @@ static void peer_bind(struct peer *p)
 	post_all(p);
 }
 
+/* ---- --kernel: rdmap.ko through rdmap_rping's debugfs files ---- */
+
+/* One command to rdmap_rping; 0 or -errno (the write's). */
+static __printf(2, 3) int kernel_cmd(struct peer *p, const char *fmt, ...)
+{
+	char cmd[64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(cmd))
+		return -EINVAL;
+	verbose("kernel: %s", cmd);
+	if (write(p->kctl, cmd, n) != n)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* What rdmap_rping's last command did, without the newline. */
+static void kernel_result(char *buf, size_t size)
+{
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(KERNEL_RESULT, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = snprintf(buf, size, "(no result: %s)", strerror(errno));
+	buf[n] = 0;
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+}
+
+/*
+ * rdmap_rping's ctl file. ip netns exec mounts a sysfs of the namespace
+ * on /sys, without debugfs on /sys/kernel/debug: then debugfs is mounted
+ * there in a mount namespace of this process's own.
+ */
+static int kernel_open_ctl(void)
+{
+	int fd;
+
+	fd = open(KERNEL_CTL, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) ||
+	    mount("debugfs", KERNEL_DEBUGFS, "debugfs", 0, NULL)) {
+		verbose("mounting debugfs on " KERNEL_DEBUGFS ": %s", strerror(errno));
+		errno = ENOENT;
+		return -1;
+	}
+	verbose("debugfs mounted on " KERNEL_DEBUGFS " (own mount namespace)");
+	return open(KERNEL_CTL, O_WRONLY | O_CLOEXEC);
+}
+
+/*
+ * The queue pair in the kernel, at the moment peer_bind() would bind
+ * /dev/ddp. Closing the ctl file destroys it if "close" was not written.
+ */
+static void kernel_bind(struct peer *p)
+{
+	char res[256];
+	int ret;
+
+	p->kctl = kernel_open_ctl();
+	if (p->kctl < 0)
+		iw_die_sys(KERNEL_CTL " (is rdmap_rping loaded, debugfs mounted?)");
+	ret = kernel_cmd(p, "bind %d %s", p->sock,
+			 o.listen ? "responder" : "initiator");
+	if (ret) {
+		iw_msg("rdmap_rping bind: %s", strerror(-ret));
+		exit(IW_EXIT_SYS);
+	}
+	kernel_result(res, sizeof(res));
+	verbose("kernel: %s", res);
+}
+
+/* rping client or server in the kernel, then close: the exit status. */
+static int kernel_rping(struct peer *p)
+{
+	char res[256];
+	int ret, status = 0;
+
+	ret = kernel_cmd(p, "%s %u %u", o.listen ? "server" : "client",
+			 o.count, o.size);
+	kernel_result(res, sizeof(res));
+	if (ret) {
+		iw_msg("kernel rping %s failed: %s: %s",
+		       o.listen ? "server" : "client", strerror(-ret), res);
+		switch (-ret) {
+		case ECONNABORTED:
+			status = IW_EXIT_TERM;
+			break;
+		case EBADMSG:
+			status = IW_EXIT_MISMATCH;
+			break;
+		case ETIMEDOUT:
+		case EPROTO:
+		case EPIPE:
+			status = IW_EXIT_PROTO;
+			break;
+		default:
+			status = IW_EXIT_SYS;
+		}
+	} else {
+		iw_msg("kernel RDMAP (rdmap.ko): %s", res);
+	}
+	ret = kernel_cmd(p, "close");
+	if (ret) {
+		iw_msg("rdmap_rping close: %s", strerror(-ret));
+		if (!status)
+			status = IW_EXIT_SYS;
+	}
+	close(p->kctl);
+	close(p->sock);
+	return status;
+}
+
 /*
  * RFC 6581 peer-to-peer: the Initiator's first FPDU is the RTR of the
  * agreed type; the Responder consumes it before it sends anything. A
@@ -802,16 +948,20 @@ static void peer_connect(struct peer *p)
 	if (iw_mpa_attach(p->sock))
 		iw_die_sys("TCP_ULP mpa (is mpa.ko loaded?)");
 	if (o.rev == 2) {
-		s.ird = o.ird;
-		s.ord = o.ord;
+		s.ird = o.kernel ? KERNEL_IRD_ORD : o.ird;
+		s.ord = o.kernel ? KERNEL_IRD_ORD : o.ord;
 	}
 	if (o.p2p)
 		s.flags |= MPA_F_P2P | MPA_F_RTR_WRITE | MPA_F_RTR_READ |
 			   MPA_F_RTR_SEND;
 	if (iw_mpa_start_ex(p->sock, &s, NULL, NULL))
 		iw_die_sys("MPA_START");
-	if (!o.listen)
-		peer_bind(p);
+	if (!o.listen) {
+		if (o.kernel)
+			kernel_bind(p);
+		else
+			peer_bind(p);
+	}
 
 	if (iw_mpa_wait_startup(p->sock, s.role, o.timeout_ms, &info)) {
 		if (errno != ETIMEDOUT)
@@ -829,7 +979,10 @@ static void peer_connect(struct peer *p)
 		exit(IW_EXIT_PROTO);
 	}
 	if (o.listen) {
-		peer_bind(p);
+		if (o.kernel)
+			kernel_bind(p);
+		else
+			peer_bind(p);
 		if (iw_mpa_accept(p->sock, NULL, 0))
 			iw_die_sys("MPA_ACCEPT");
 	}
@@ -1062,6 +1215,7 @@ int main(int argc, char **argv)
 		{ "send-exchange", no_argument, NULL, 'X' },
 		{ "rping", no_argument, NULL, 'R' },
 		{ "p2p", no_argument, NULL, 'P' },
+		{ "kernel", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct peer *p;
@@ -1082,6 +1236,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			o.p2p = 1;
+			break;
+		case 'K':
+			o.kernel = 1;
 			break;
 		case 'c':
 			v = strtol(optarg, &end, 10);
@@ -1120,6 +1277,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (o.p2p && o.rev != 2)
 		goto usage;
+	if (o.kernel && (o.mode != MODE_RPING || o.p2p || o.size > KERNEL_MAX))
+		goto usage;
 	if (o.listen && !count_set)
 		o.count = 0;
 	if (!o.listen && !o.count)
@@ -1129,6 +1288,8 @@ int main(int argc, char **argv)
 	if (!p)
 		iw_die_sys("calloc");
 	peer_connect(p);
+	if (o.kernel)
+		return kernel_rping(p);
 	if (o.mode == MODE_EXCHANGE)
 		return send_exchange(p);
 	return o.listen ? rping_server(p) : rping_client(p);
