@@ -49,7 +49,7 @@ tmp=$(mktemp -d)
 spid=
 up=0
 n=0 fail=0
-NTESTS=14
+NTESTS=16
 kload=0
 
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
@@ -93,7 +93,9 @@ names=("siw bench up (iw0/siw0 <-> iw1/siw1 over veth)"
 	"rdma_server (siw peer-to-peer) <- rdmap-peer --p2p --send-exchange: RTR sent"
 	"rdmap-peer --p2p -l --rping <- rping -c -C 10 -V (siw peer-to-peer): RTR received"
 	"rping -s (siw) <- rdmap-peer --kernel --rping -c $count (rdmap.ko, MPA Initiator)"
-	"rdmap-peer --kernel -l --rping (rdmap.ko, MPA Responder) <- rping -c -C $count -V (siw)")
+	"rdmap-peer --kernel -l --rping (rdmap.ko, MPA Responder) <- rping -c -C $count -V (siw)"
+	"rping -s (siw peer-to-peer) <- rdmap-peer --kernel --p2p --rping -c 10: rdmap.ko sends the RTR"
+	"rdmap-peer --kernel --p2p -l --rping <- rping -c -C 10 -V (siw peer-to-peer): rdmap.ko takes the RTR")
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -423,12 +425,10 @@ fi
 # ask for it (tools/siw/build --p2p); both sides agree on an RDMA Write RTR
 kop=${SIW_P2P_KO:-$siwdir/siw-p2p/siw.ko}
 if [ ! -f "$kop" ]; then
-	skip "${names[10]}" "no $kop (tools/siw/build --p2p)"
-	skip "${names[11]}" "no $kop (tools/siw/build --p2p)"
+	for i in 10 11 14 15; do skip "${names[$i]}" "no $kop (tools/siw/build --p2p)"; done
 elif ! "$tools/netns-up" --quiet --ko "$kop" > "$tmp/up2" 2>&1; then
 	sed 's/^/# /' "$tmp/up2"
-	not_ok "${names[10]}"
-	not_ok "${names[11]}"
+	for i in 10 11 14 15; do not_ok "${names[$i]}"; done
 else
 	up=1
 	pair p2a iw0 7491 rdma_server -s 192.0.2.1 -p 7491 -- \
@@ -442,6 +442,32 @@ else
 	got=$(grep -c '^ping data: rdma-ping-' "$tmp/p2b.cli")
 	echo "# rping client verified $got of 10 pings"
 	[ "$got" = 10 ] && grep -q 'RTR received: write' "$tmp/p2b.srv" || r=1
+	r11=$r
+	if [ -n "$kwhy" ]; then
+		skip "${names[14]}" "$kwhy"
+		skip "${names[15]}" "$kwhy"
+	else
+		# the RTR comes from rdmap.ko: first FPDU as Initiator, consumed as Responder
+		pair p2k1 iw0 7495 rping -s -a 192.0.2.1 -p 7495 -C 10 -v -- \
+			"$peer" --kernel --p2p -v --rping -c 10 192.0.2.1 7495
+		r=$?
+		got=$(grep -c '^server ping data: rdma-ping-' "$tmp/p2k1.srv")
+		echo "# rping server printed $got of 10 pings"
+		# 10 pings: 20 Sends and 10 Read Responses, and the RTR
+		[ "$r" = 0 ] && [ "$got" = 10 ] &&
+			grep -q 'MPA: tx 31 FPDUs' "$tmp/p2k1.cli" || r=1
+		result "$r" "${names[14]}"
+		pair p2k2 iw0 7496 "$peer" --kernel --p2p -v -l --rping -c 10 192.0.2.1 7496 -- \
+			rping -c -a 192.0.2.1 -p 7496 -C 10 -v -V
+		r=$?
+		got=$(grep -c '^ping data: rdma-ping-' "$tmp/p2k2.cli")
+		echo "# rping client verified $got of 10 pings"
+		# siw's RTR, its 20 Sends and 10 Read Responses
+		[ "$r" = 0 ] && [ "$got" = 10 ] &&
+			grep -q 'rx 31 FPDUs' "$tmp/p2k2.srv" || r=1
+		result "$r" "${names[15]}"
+	fi
+	r=$r11
 	up=0
 	"$tools/netns-down" --quiet > /dev/null 2>&1 || r=1
 	result "$r" "${names[11]}"

@@ -181,7 +181,7 @@ static void print_usage(FILE *f)
 		"usage: rdmap-peer [-l] (--send-exchange | --rping) [-c COUNT] [-s SIZE]\n"
 		"                  [-r REV] [-t SEC] [-v] [--p2p] HOST PORT\n"
 		"       rdmap-peer [-l] --kernel --rping [-c COUNT] [-s SIZE] [-r REV]\n"
-		"                  [-t SEC] [-v] HOST PORT\n"
+		"                  [-t SEC] [-v] [--p2p] HOST PORT\n"
 		"  -l               listen on HOST PORT, accept one connection (MPA Responder)\n"
 		"                   (default: connect, MPA Initiator)\n"
 		"  --send-exchange  rdma_client/rdma_server: one 16-octet Send each way\n"
@@ -198,7 +198,8 @@ static void print_usage(FILE *f)
 		"  --kernel         rping spoken by the kernel's RDMAP (rdmap.ko) through\n"
 		"                   the test module rdmap_rping (debugfs rdmap_rping/):\n"
 		"                   TCP and the MPA startup here, the rest in the kernel;\n"
-		"                   SIZE up to 65536, 10 s per step, no --p2p\n"
+		"                   SIZE up to 65536, 10 s per step; with --p2p the\n"
+		"                   kernel sends or consumes the RTR\n"
 		"  --help           this text\n"
 		"  --version        print the version\n"
 		"CRC requested, no markers, IRD = ORD = 8 (revision 2; 4 with --kernel).\n"
@@ -665,10 +666,21 @@ static void wait_tagged(struct peer *p, unsigned int n, const char *what)
 	}
 }
 
+/* -v: the connection's MPA counters */
+static void print_stats(struct peer *p)
+{
+	struct mpa_stats st;
+
+	if (o.verbose && !iw_mpa_stats(p->sock, &st))
+		iw_msg("MPA: tx %llu FPDUs %llu octets, rx %llu FPDUs %llu octets, %llu CRC errors",
+		       (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
+		       (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
+		       (unsigned long long)st.rx_crc_errors);
+}
+
 /* Graceful close: our FIN, then the peer's (a short wait: it may be gone). */
 static void peer_close(struct peer *p)
 {
-	struct mpa_stats st;
 	int i;
 
 	if (iw_ddp_shutdown(p->sfd))
@@ -678,11 +690,7 @@ static void peer_close(struct peer *p)
 			continue;
 	if (!p->peer_closed)
 		verbose("the peer did not close within 10 s");
-	if (o.verbose && !iw_mpa_stats(p->sock, &st))
-		iw_msg("MPA: tx %llu FPDUs %llu octets, rx %llu FPDUs %llu octets, %llu CRC errors",
-		       (unsigned long long)st.tx_fpdus, (unsigned long long)st.tx_octets,
-		       (unsigned long long)st.rx_fpdus, (unsigned long long)st.rx_octets,
-		       (unsigned long long)st.rx_crc_errors);
+	print_stats(p);
 	close(p->sfd);
 	close(p->sock);
 	close(p->pd);
@@ -852,6 +860,7 @@ static int kernel_rping(struct peer *p)
 	} else {
 		iw_msg("kernel RDMAP (rdmap.ko): %s", res);
 	}
+	print_stats(p);
 	ret = kernel_cmd(p, "close");
 	if (ret) {
 		iw_msg("rdmap_rping close: %s", strerror(-ret));
@@ -987,7 +996,8 @@ static void peer_connect(struct peer *p)
 			iw_die_sys("MPA_ACCEPT");
 	}
 	print_info(p);
-	if (o.p2p)
+	/* with --kernel, rdmap.ko sends or consumes the RTR itself */
+	if (o.p2p && !o.kernel)
 		p2p_start(p);
 }
 
@@ -1277,7 +1287,7 @@ int main(int argc, char **argv)
 		goto usage;
 	if (o.p2p && o.rev != 2)
 		goto usage;
-	if (o.kernel && (o.mode != MODE_RPING || o.p2p || o.size > KERNEL_MAX))
+	if (o.kernel && (o.mode != MODE_RPING || o.size > KERNEL_MAX))
 		goto usage;
 	if (o.listen && !count_set)
 		o.count = 0;
