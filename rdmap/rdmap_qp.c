@@ -372,11 +372,15 @@ static void rdmap_rx_term(struct rdmap_qp *qp, struct ddp_stream *s,
 	struct rdmap_event rev = { .type = RDMAP_EV_TERMINATE, .remote = true };
 	struct rdmap_term t;
 
-	/* the error number is filled in whenever the control field is there */
-	memset(&t, 0, sizeof(t));
-	t.err.etype = RDMAP_WIRE_ETYPE_OPERATION;
-	t.err.ecode = RDMAP_WIRE_ECODE_UNSPECIFIED;
-	rdmap_term_decode(buf, ev->len, &t);
+	/*
+	 * The error number is filled in whenever the control field is
+	 * there; without it the peer's reason is unknown.
+	 */
+	if (rdmap_term_decode(buf, ev->len, &t) && ev->len < RDMAP_TERM_CTRL_LEN) {
+		t.err.layer = RDMAP_WIRE_LAYER_RDMAP;
+		t.err.etype = RDMAP_WIRE_ETYPE_OPERATION;
+		t.err.ecode = RDMAP_WIRE_ECODE_UNSPECIFIED;
+	}
 	spin_lock_bh(&qp->lock);
 	if (qp->terminated) {
 		spin_unlock_bh(&qp->lock);
