@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs of iwmpa.ko implemented so far: device and port queries,
+ * user contexts, protection domains and memory regions of user memory.
+ * A PD is a DDP PD (ddp_pd_alloc()); a memory region pins the user's
+ * pages (ib_umem_get()) and registers them with DDP as a tagged buffer
+ * (ddp_reg_pages()), whose STag is the region's lkey and rkey. The
+ * answers to user space are those of siw's ABI (<rdma/siw-abi.h>).
+ */
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/siw-abi.h>
+
+#include "iwmpa.h"
+
+/*
+ * Take one from @cnt unless that makes more than @max. Return: true if
+ * taken.
+ */
+static bool iwmpa_count_get(atomic_t *cnt, u32 max)
+{
+	return atomic_add_unless(cnt, 1, max);
+}
+
+/**
+ * iwmpa_query_device() - the device's attributes and limits
+ * @ibdev: the device
+ * @attr: out: the attributes
+ * @udata: from user space; siw's ABI passes nothing
+ *
+ * Return: 0, or -EINVAL if user space passed driver data.
+ */
+int iwmpa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(ibdev);
+	const struct iwmpa_limits *l = &dev->limits;
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->vendor_id = IWMPA_VENDOR_ID;
+	attr->vendor_part_id = dev->dev_id;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = l->max_mr_size;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_qp = l->max_qp;
+	attr->max_qp_wr = l->max_qp_wr;
+	attr->max_send_sge = l->max_sge;
+	attr->max_recv_sge = l->max_sge;
+	attr->max_sge_rd = l->max_sge_rd;
+	attr->max_cq = l->max_cq;
+	attr->max_cqe = l->max_cqe;
+	attr->max_mr = l->max_mr;
+	attr->max_pd = l->max_pd;
+	/* the responder's resources (IRD) and the requester's (ORD) */
+	attr->max_qp_rd_atom = l->ird;
+	attr->max_qp_init_rd_atom = l->ord;
+	attr->max_res_rd_atom = l->max_qp * l->ird;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* "rdma link delete" may remove it */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+/**
+ * iwmpa_query_port() - the state of port 1, from its netdev
+ * @ibdev: the device
+ * @port: the port, 1
+ * @attr: out: its attributes
+ *
+ * Return: 0 or a negative errno.
+ */
+int iwmpa_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct net_device *netdev = to_iwmpa_dev(ibdev)->netdev;
+	bool up;
+	int ret;
+
+	memset(attr, 0, sizeof(*attr));
+	ret = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (ret)
+		return ret;
+	up = netif_running(netdev) && netif_carrier_ok(netdev);
+	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+				IB_PORT_PHYS_STATE_DISABLED;
+	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->gid_tbl_len = 1;
+	attr->max_msg_sz = -1;
+	attr->max_mtu = ib_mtu_int_to_enum(READ_ONCE(netdev->max_mtu));
+	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(netdev->mtu));
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	return 0;
+}
+
+/**
+ * iwmpa_get_port_immutable() - what does not change on port 1: iWARP
+ * @ibdev: the device
+ * @port: the port, 1
+ * @immutable: out: the GID table length and RDMA_CORE_PORT_IWARP
+ *
+ * Return: 0 or a negative errno.
+ */
+int iwmpa_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = iwmpa_query_port(ibdev, port, &attr);
+	if (ret)
+		return ret;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+/**
+ * iwmpa_query_gid() - the one GID: the netdev's MAC, zero-padded
+ * @ibdev: the device
+ * @port: the port, 1
+ * @idx: the index, 0
+ * @gid: out: the GID
+ *
+ * Return: 0, -EINVAL for an index other than 0.
+ */
+int iwmpa_query_gid(struct ib_device *ibdev, u32 port, int idx,
+		    union ib_gid *gid)
+{
+	if (idx)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	memcpy(gid->raw, to_iwmpa_dev(ibdev)->raw_gid, ETH_ALEN);
+	return 0;
+}
+
+/**
+ * iwmpa_alloc_ucontext() - a user context: rdma-core opened the device
+ * @uctx: the context, allocated by the RDMA core
+ * @udata: out: struct siw_uresp_alloc_ctx
+ *
+ * Return: 0, -ENOMEM past the device's limit, -EINVAL if user space has
+ * no room for the answer.
+ */
+int iwmpa_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(uctx->device);
+	struct siw_uresp_alloc_ctx uresp = { .dev_id = dev->dev_id };
+	int ret;
+
+	if (udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (!iwmpa_count_get(&dev->num_ctx, dev->limits.max_ctx))
+		return -ENOMEM;
+	ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	if (ret)
+		atomic_dec(&dev->num_ctx);
+	return ret;
+}
+
+/**
+ * iwmpa_dealloc_ucontext() - the user context is gone
+ * @uctx: the context
+ */
+void iwmpa_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	atomic_dec(&to_iwmpa_dev(uctx->device)->num_ctx);
+}
+
+/**
+ * iwmpa_alloc_pd() - a protection domain, over a DDP PD
+ * @pd: the PD, allocated by the RDMA core
+ * @udata: unused, siw's ABI passes nothing
+ *
+ * The DDP PD counts its STags in /proc/net/ddp_stat of the caller's
+ * network namespace.
+ *
+ * Return: 0, -ENOMEM past the device's limit or without memory.
+ */
+int iwmpa_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(pd->device);
+	struct iwmpa_pd *ipd = to_iwmpa_pd(pd);
+
+	if (!iwmpa_count_get(&dev->num_pd, dev->limits.max_pd))
+		return -ENOMEM;
+	ipd->ddp = ddp_pd_alloc();
+	if (IS_ERR(ipd->ddp)) {
+		atomic_dec(&dev->num_pd);
+		return PTR_ERR(ipd->ddp);
+	}
+	return 0;
+}
+
+/**
+ * iwmpa_dealloc_pd() - free a protection domain
+ * @pd: the PD; the RDMA core freed its memory regions before
+ * @udata: unused
+ *
+ * Return: 0.
+ */
+int iwmpa_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct iwmpa_pd *ipd = to_iwmpa_pd(pd);
+
+	ddp_pd_put(ipd->ddp);
+	atomic_dec(&to_iwmpa_dev(pd->device)->num_pd);
+	return 0;
+}
+
+static u32 iwmpa_ddp_access(int access)
+{
+	u32 a = 0;
+
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		a |= DDP_ACCESS_REMOTE_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		a |= DDP_ACCESS_REMOTE_READ;
+	return a;
+}
+
+/* Register the pages of @mr->umem with DDP; the umem keeps them pinned. */
+static int iwmpa_mr_reg_ddp(struct iwmpa_pd *pd, struct iwmpa_mr *mr,
+			    u64 len, u64 virt, int access)
+{
+	struct ib_umem *umem = mr->umem;
+	size_t npages = ib_umem_num_pages(umem);
+	struct sg_page_iter piter;
+	struct page **pages;
+	size_t i = 0;
+	int ret;
+
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &piter, 0) {
+		if (i == npages)
+			break;
+		pages[i++] = sg_page_iter_page(&piter);
+	}
+	if (i == npages)
+		ret = ddp_reg_pages(pd->ddp, NULL, pages, npages,
+				    ib_umem_offset(umem), len, virt,
+				    iwmpa_ddp_access(access), &mr->stag);
+	else
+		ret = -EFAULT;
+	kvfree(pages);
+	return ret;
+}
+
+/**
+ * iwmpa_reg_user_mr() - register user memory
+ * @pd: the PD
+ * @start: user address of the first octet
+ * @len: length in octets
+ * @virt: the region's address for the peer: the tagged offset of @start
+ * @access: IB_ACCESS_*; atomics, memory windows and on-demand paging
+ *	are not supported
+ * @udata: in: struct siw_ureq_reg_mr (its stag_key is ignored: DDP picks
+ *	the STag's key at random); out: struct siw_uresp_reg_mr
+ *
+ * Return: the region, whose lkey and rkey are the STag, or an ERR_PTR.
+ */
+struct ib_mr *iwmpa_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				u64 virt, int access, struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(pd->device);
+	struct siw_uresp_reg_mr uresp = {};
+	struct iwmpa_mr *mr;
+	int ret;
+
+	if (!len || len > dev->limits.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	if (access & (IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND |
+		      IB_ACCESS_ON_DEMAND))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (udata && udata->outlen && udata->outlen < sizeof(uresp))
+		return ERR_PTR(-EINVAL);
+	if (!iwmpa_count_get(&dev->num_mr, dev->limits.max_mr))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	mr->umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(mr->umem)) {
+		ret = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	ret = iwmpa_mr_reg_ddp(to_iwmpa_pd(pd), mr, len, virt, access);
+	if (ret)
+		goto err_umem;
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
+	if (udata && udata->outlen) {
+		uresp.stag = mr->stag;
+		ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (ret)
+			goto err_ddp;
+	}
+	return &mr->base;
+
+err_ddp:
+	ddp_invalidate(to_iwmpa_pd(pd)->ddp, mr->stag);
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+err_count:
+	atomic_dec(&dev->num_mr);
+	return ERR_PTR(ret);
+}
+
+/**
+ * iwmpa_dereg_mr() - deregister a memory region
+ * @ibmr: the region
+ * @udata: unused
+ *
+ * Invalidates the STag (when this returns nothing places into the pages
+ * or sends from them), then unpins the pages.
+ *
+ * Return: 0.
+ */
+int iwmpa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
+
+	/* -ENOENT: the peer invalidated it already (Send with Invalidate) */
+	ddp_invalidate(to_iwmpa_pd(ibmr->pd)->ddp, mr->stag);
+	ib_umem_release(mr->umem);
+	atomic_dec(&to_iwmpa_dev(ibmr->device)->num_mr);
+	kfree(mr);
+	return 0;
+}

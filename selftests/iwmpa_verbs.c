@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs of iwmpa.ko through libibverbs and rdma-core's siw provider
+ * (TAP): open the device, query it, allocate a PD, register 1 MiB of
+ * memory and a piece of it at an odd address, check that the verbs not
+ * implemented yet fail with EOPNOTSUPP, then free everything. A helper
+ * of iwmpa_device.sh, which creates the device first.
+ *
+ * Usage: iwmpa_verbs DEV [HOLD]
+ *   With HOLD, once the PD and the MRs exist, print "# ready" and wait
+ *   (60 s at most) until the file HOLD exists, so that the caller can
+ *   look at them ("rdma resource show").
+ * Exit status 0 when every test passed, 1 otherwise, 4 without DEV.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include "kselftest.h"
+
+#define MR_LEN		(1024 * 1024)
+#define PIECE_OFF	100
+#define PIECE_LEN	5000
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static void wait_file(const char *path)
+{
+	int i;
+
+	printf("# ready\n");
+	fflush(stdout);
+	for (i = 0; i < 600 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_mr *mr = NULL, *piece = NULL, *bad;
+	struct ibv_device_attr attr;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq;
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	char *buf;
+
+	ksft_print_header();
+	ksft_set_plan(8);
+	if (argc < 2)
+		ksft_exit_skip("usage: %s DEV [HOLD]\n", argv[0]);
+	buf = aligned_alloc(4096, MR_LEN);
+	if (!buf)
+		ksft_exit_fail_msg("no memory\n");
+	memset(buf, 0xa5, MR_LEN);
+
+	ctx = open_dev(argv[1]);
+	if (!ctx)
+		ksft_exit_fail_msg("cannot open %s: %s\n", argv[1],
+				   strerror(errno));
+	ksft_test_result_pass("open %s (siw provider)\n", argv[1]);
+
+	if (!ibv_query_device(ctx, &attr)) {
+		ksft_print_msg("max_qp %d max_mr %d max_sge %d max_qp_rd_atom %d\n",
+			       attr.max_qp, attr.max_mr, attr.max_sge,
+			       attr.max_qp_rd_atom);
+		ksft_test_result(attr.max_qp_rd_atom == 64 &&
+				 attr.phys_port_cnt == 1,
+				 "query device\n");
+	} else {
+		ksft_test_result_fail("query device: %s\n", strerror(errno));
+	}
+
+	pd = ibv_alloc_pd(ctx);
+	ksft_test_result(!!pd, "alloc PD\n");
+	if (!pd)
+		goto out;
+
+	mr = ibv_reg_mr(pd, buf, MR_LEN, access);
+	if (mr)
+		ksft_print_msg("1 MiB MR: lkey %#x rkey %#x\n", mr->lkey,
+			       mr->rkey);
+	ksft_test_result(mr && mr->lkey == mr->rkey && mr->lkey,
+			 "register 1 MiB, lkey == rkey (the STag)\n");
+
+	piece = ibv_reg_mr(pd, buf + PIECE_OFF, PIECE_LEN,
+			   IBV_ACCESS_LOCAL_WRITE);
+	ksft_test_result(piece && piece->lkey != (mr ? mr->lkey : 0),
+			 "register %d octets at offset %d, another STag\n",
+			 PIECE_LEN, PIECE_OFF);
+
+	errno = 0;
+	bad = ibv_reg_mr(pd, buf, 4096, access | IBV_ACCESS_REMOTE_ATOMIC);
+	ksft_test_result(!bad && errno == EOPNOTSUPP,
+			 "register for remote atomics: EOPNOTSUPP (%s)\n",
+			 strerror(errno));
+	if (bad)
+		ibv_dereg_mr(bad);
+
+	errno = 0;
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ksft_test_result(!cq && errno == EOPNOTSUPP,
+			 "create CQ: EOPNOTSUPP, not implemented yet (%s)\n",
+			 strerror(errno));
+	if (cq)
+		ibv_destroy_cq(cq);
+
+	if (argc > 2)
+		wait_file(argv[2]);
+out:
+	ksft_test_result((!piece || !ibv_dereg_mr(piece)) &&
+			 (!mr || !ibv_dereg_mr(mr)) &&
+			 (!pd || !ibv_dealloc_pd(pd)) &&
+			 !ibv_close_device(ctx),
+			 "deregister, free the PD, close\n");
+	free(buf);
+	ksft_finished();
+}
