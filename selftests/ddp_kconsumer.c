@@ -17,6 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "ddp_test_util.h"
+#include "kmod_util.h"
 
 #define KC_DIR		"/sys/kernel/debug/ddp_kconsumer"
 /* as in ddp_kconsumer.c */
@@ -25,80 +26,35 @@
 #define KC_RBUF_LEN	5000
 #define NQUEUES		2
 
-/* the octets of the module's send command */
-static void kc_fill(__u8 *p, size_t len, __u32 seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (__u8)(i * 7 + seed);
-}
-
 static int kc_load(void)
 {
-	char path[512], exe[512];
-	ssize_t n;
-	int fd, ret;
+	bool loaded = false;
 
-	/* the copy for the running kernel (tools/vm/run --extra-modules) */
-	if (!access("/sys/module/ddp_kconsumer", F_OK) ||
-	    !system("modprobe -q ddp_kconsumer 2>/dev/null"))
-		goto loaded;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
+	if (kmod_load("ddp_kconsumer", "kmod/ddp_kconsumer.ko", &loaded))
 		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/kmod/ddp_kconsumer.ko", dirname(exe));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	if (ret && errno != EEXIST)
-		return -1;
-loaded:
 	if (access(KC_DIR, F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	return access(KC_DIR "/ctl", F_OK);
 }
 
 /* 0, or the errno of the command */
-static int kc_ctl(const char *fmt, ...)
+static __printf(1, 2) int kc_ctl(const char *fmt, ...)
 {
-	char cmd[96];
 	va_list ap;
-	int fd, n, ret = 0;
+	int ret;
 
 	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	ret = kmod_vctl(KC_DIR "/ctl", fmt, ap);
 	va_end(ap);
-	fd = open(KC_DIR "/ctl", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, cmd, n) != n)
-		ret = errno;
-	close(fd);
 	return ret;
 }
 
 static ssize_t kc_read(const char *name, void *buf, size_t len)
 {
 	char path[128];
-	ssize_t n, done = 0;
-	int fd;
 
 	snprintf(path, sizeof(path), KC_DIR "/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while ((size_t)done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n <= 0)
-			break;
-		done += n;
-	}
-	close(fd);
-	return done;
+	return kmod_read(path, buf, len);
 }
 
 /* Wait until the event log has @n lines; its text in @log. */
@@ -202,7 +158,7 @@ TEST_F(kc, untagged_placed)
 	__u8 msg[4200];
 
 	ASSERT_EQ(0, kc_ctl("post 1 77"));
-	kc_fill(msg, sizeof(msg), 3);
+	kmod_fill(msg, sizeof(msg), 3);
 	/* MO 0..3999 and 4000..4199: crosses the page boundary */
 	h.ctrl = DDP_WIRE_VERSION;
 	h.mo = htonl(0);
@@ -234,7 +190,7 @@ TEST_F(kc, tagged_placed)
 	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
 	stag = kc_stag();
 	ASSERT_NE(0, stag);
-	kc_fill(msg, sizeof(msg), 11);
+	kmod_fill(msg, sizeof(msg), 11);
 	h.stag = htonl(stag);
 	h.to = htobe64(KC_BASE_TO + 3900);
 	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
@@ -260,7 +216,7 @@ TEST_F(kc, tagged_out_of_bounds)
 
 	ASSERT_EQ(0, kc_ctl("reg 1 %u", DDP_ACCESS_REMOTE_WRITE));
 	stag = kc_stag();
-	kc_fill(msg, sizeof(msg), 1);
+	kmod_fill(msg, sizeof(msg), 1);
 	h.stag = htonl(stag);
 	h.to = htobe64(KC_BASE_TO + KC_TAG_LEN - 10);
 	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
@@ -316,7 +272,7 @@ TEST_F(kc, invalidate)
 
 /*
  * Receive one message of @len octets from the kernel ULP: its segments
- * in order, each header exact, the payload that of kc_fill(@seed).
+ * in order, each header exact, the payload that of kmod_fill(@seed).
  */
 static void expect_msg(struct __test_metadata *_metadata, int fd, bool tagged,
 		       __u32 qn, __u32 msn, __u32 stag, __u64 to, size_t len,
@@ -329,7 +285,7 @@ static void expect_msg(struct __test_metadata *_metadata, int fd, bool tagged,
 	bool last = false;
 	ssize_t n;
 
-	kc_fill(msg, len, seed);
+	kmod_fill(msg, len, seed);
 	while (!last) {
 		n = peer_recv(fd, seg, sizeof(seg));
 		ASSERT_LT((ssize_t)hlen, n);
@@ -464,7 +420,7 @@ TEST_F(kc, window_after_backlog)
 	ASSERT_EQ(0, kc_ctl("reg 0 %u", DDP_ACCESS_REMOTE_WRITE));
 	h.stag = htonl(kc_stag());
 	ASSERT_NE(0, h.stag);
-	kc_fill(msg, sizeof(msg), 5);
+	kmod_fill(msg, sizeof(msg), 5);
 	wnd0 = iw_tcp_snd_wnd(self->fds[0]);
 	ASSERT_LT(8192, wnd0);
 

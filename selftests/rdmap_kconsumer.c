@@ -24,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "ddp_test_util.h"
+#include "kmod_util.h"
 
 #define RK_DIR		"/sys/kernel/debug/rdmap_kconsumer"
 /* as in kmod/rdmap_kconsumer.c */
@@ -34,54 +35,14 @@
 #define RDMAP_MAX_IRD	64
 #define RDMAP_MAX_ORD	64
 
-/* the octets of the module's send, write and fill commands */
-static void rk_fill(__u8 *p, size_t len, __u32 seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (__u8)(i * 7 + seed);
-}
-
-/* Load @name from @rel (next to this program) unless it is there. */
-static int rk_load_one(const char *name, const char *rel, bool *loaded)
-{
-	char path[512], exe[512], cmd[128];
-	ssize_t n;
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/module/%s", name);
-	if (!access(path, F_OK))
-		return 0;
-	/* the copy for the running kernel (tools/vm/run --extra-modules) */
-	snprintf(cmd, sizeof(cmd), "modprobe -q %s 2>/dev/null", name);
-	if (!system(cmd))
-		goto loaded;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dirname(exe), rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	if (ret && errno != EEXIST)
-		return -1;
-loaded:
-	*loaded = true;
-	return 0;
-}
-
 /* rdmap.ko, then the consumer; *@rdmap_loaded if this call loaded rdmap.ko */
 static int rk_load(bool *rdmap_loaded)
 {
 	bool dummy = false;
 
 	*rdmap_loaded = false;
-	if (rk_load_one("rdmap", "../rdmap/rdmap.ko", rdmap_loaded) ||
-	    rk_load_one("rdmap_kconsumer", "kmod/rdmap_kconsumer.ko", &dummy))
+	if (kmod_load("rdmap", "../rdmap/rdmap.ko", rdmap_loaded) ||
+	    kmod_load("rdmap_kconsumer", "kmod/rdmap_kconsumer.ko", &dummy))
 		return -1;
 	if (access(RK_DIR, F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
@@ -89,21 +50,14 @@ static int rk_load(bool *rdmap_loaded)
 }
 
 /* 0, or the errno of the command */
-static int rk_ctl(const char *fmt, ...)
+static __printf(1, 2) int rk_ctl(const char *fmt, ...)
 {
-	char cmd[128];
 	va_list ap;
-	int fd, n, ret = 0;
+	int ret;
 
 	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	ret = kmod_vctl(RK_DIR "/ctl", fmt, ap);
 	va_end(ap);
-	fd = open(RK_DIR "/ctl", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, cmd, n) != n)
-		ret = errno;
-	close(fd);
 	return ret;
 }
 
@@ -111,21 +65,9 @@ static int rk_ctl(const char *fmt, ...)
 static ssize_t rk_read(char q, const char *name, void *buf, size_t len)
 {
 	char path[128];
-	ssize_t n, done = 0;
-	int fd;
 
 	snprintf(path, sizeof(path), RK_DIR "/%c/%s", q, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while ((size_t)done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n <= 0)
-			break;
-		done += n;
-	}
-	close(fd);
-	return done;
+	return kmod_read(path, buf, len);
 }
 
 /* Wait until the event log of @q has @n lines; its text in @log. */
@@ -236,7 +178,7 @@ TEST_F(rk, send)
 	ASSERT_EQ(0, rk_ctl("send a %d 0 3000 5", RDMAP_WIRE_OP_SEND));
 	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
 	EXPECT_STREQ("recv op=3 len=3000 cookie=7 inv=0\n", self->blog);
-	rk_fill(msg, sizeof(msg), 5);
+	kmod_fill(msg, sizeof(msg), 5);
 	ASSERT_EQ(RK_RBUF_LEN, rk_read('b', "rbuf", self->rbuf, RK_RBUF_LEN));
 	EXPECT_EQ(0, memcmp(self->rbuf, msg, sizeof(msg)));
 	EXPECT_TRUE(all_zero(self->rbuf + sizeof(msg), RK_RBUF_LEN - sizeof(msg)));
@@ -246,7 +188,7 @@ TEST_F(rk, send)
 	ASSERT_EQ(0, rk_ctl("send b %d 0 4200 9", RDMAP_WIRE_OP_SEND));
 	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
 	EXPECT_STREQ("recv op=3 len=4200 cookie=8 inv=0\n", self->alog);
-	rk_fill(self->want, 4200, 9);
+	kmod_fill(self->want, 4200, 9);
 	ASSERT_EQ(RK_RBUF_LEN, rk_read('a', "rbuf", self->rbuf, RK_RBUF_LEN));
 	EXPECT_EQ(0, memcmp(self->rbuf, self->want, 4200));
 	EXPECT_TRUE(all_zero(self->rbuf + 4200, RK_RBUF_LEN - 4200));
@@ -267,7 +209,7 @@ TEST_F(rk, send_se_and_empty)
 	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
 	EXPECT_STREQ("recv op=5 len=100 cookie=1 inv=0\n"
 		     "recv op=3 len=0 cookie=2 inv=0\n", self->blog);
-	rk_fill(msg, sizeof(msg), 2);
+	kmod_fill(msg, sizeof(msg), 2);
 	ASSERT_EQ(RK_RBUF_LEN, rk_read('b', "rbuf", self->rbuf, RK_RBUF_LEN));
 	EXPECT_EQ(0, memcmp(self->rbuf, msg, sizeof(msg)));
 	EXPECT_TRUE(all_zero(self->rbuf + sizeof(msg), RK_RBUF_LEN - sizeof(msg)));
@@ -377,7 +319,7 @@ TEST_F(rk, rdma_write)
 	ASSERT_EQ(0, rk_ctl("send a %d 0 4 1", RDMAP_WIRE_OP_SEND));
 	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
 	EXPECT_STREQ("recv op=3 len=4 cookie=1 inv=0\n", self->blog);
-	rk_fill(msg, sizeof(msg), 11);
+	kmod_fill(msg, sizeof(msg), 11);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_TRUE(all_zero(self->tag, 3900));
 	EXPECT_EQ(0, memcmp(self->tag + 3900, msg, sizeof(msg)));
@@ -391,14 +333,14 @@ TEST_F(rk, rdma_write)
 	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
 	EXPECT_STREQ("recv op=3 len=4 cookie=1 inv=0\n"
 		     "recv op=3 len=4 cookie=2 inv=0\n", self->blog);
-	rk_fill(self->want, 5000, 12);
+	kmod_fill(self->want, 5000, 12);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_TRUE(all_zero(self->tag, 1000));
 	EXPECT_EQ(0, memcmp(self->tag + 1000, self->want, 5000));
 }
 
 /*
- * The Read setup: b's buffer rk_fill(21) with @b_access, bound to b's
+ * The Read setup: b's buffer kmod_fill(21) with @b_access, bound to b's
  * stream (@b_owned) or PD; a's writable, bound to a's stream.
  */
 static void read_setup(struct __test_metadata *_metadata, __u32 b_access,
@@ -425,7 +367,7 @@ TEST_F(rk, rdma_read)
 			    srcs, RK_BASE_TO + 1000));
 	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
 	EXPECT_STREQ("read_done len=4000 cookie=33\n", self->alog);
-	rk_fill(src, sizeof(src), 21);
+	kmod_fill(src, sizeof(src), 21);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_TRUE(all_zero(self->tag, 50));
 	EXPECT_EQ(0, memcmp(self->tag + 50, src + 1000, 4000));
@@ -575,7 +517,7 @@ TEST_F(rk, ord_limit)
 	ASSERT_EQ(2, rk_events('a', self->alog, sizeof(self->alog), 2));
 	EXPECT_STREQ("read_done len=100 cookie=1\nread_done len=100 cookie=3\n",
 		     self->alog);
-	rk_fill(self->want, RK_TAG_LEN, 21);
+	kmod_fill(self->want, RK_TAG_LEN, 21);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_EQ(0, memcmp(self->tag, self->want, 200));
 	EXPECT_TRUE(all_zero(self->tag + 200, RK_TAG_LEN - 200));

@@ -57,6 +57,7 @@
 
 #include "kselftest.h"
 #include "ddp_test_util.h"
+#include "kmod_util.h"
 
 #define RK_DIR		"/sys/kernel/debug/rdmap_kconsumer"
 /* as in kmod/rdmap_kconsumer.c */
@@ -113,71 +114,23 @@ static __u64 round_seed(__u64 master, long round)
 
 /* ---- the consumer module (as selftests/rdmap_kconsumer.c) ---- */
 
-static int rk_load_one(const char *name, const char *rel, bool *loaded)
+static __printf(1, 2) int rk_ctl(const char *fmt, ...)
 {
-	char path[512], exe[512], cmd[128];
-	ssize_t n;
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/module/%s", name);
-	if (!access(path, F_OK))
-		return 0;
-	snprintf(cmd, sizeof(cmd), "modprobe -q %s 2>/dev/null", name);
-	if (!system(cmd))
-		goto loaded;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dirname(exe), rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	if (ret && errno != EEXIST)
-		return -1;
-loaded:
-	*loaded = true;
-	return 0;
-}
-
-static int rk_ctl(const char *fmt, ...)
-{
-	char cmd[128];
 	va_list ap;
-	int fd, n, ret = 0;
+	int ret;
 
 	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	ret = kmod_vctl(RK_DIR "/ctl", fmt, ap);
 	va_end(ap);
-	fd = open(RK_DIR "/ctl", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, cmd, n) != n)
-		ret = errno;
-	close(fd);
 	return ret;
 }
 
 static ssize_t rk_read(const char *name, void *buf, size_t len)
 {
 	char path[128];
-	ssize_t n, done = 0;
-	int fd;
 
 	snprintf(path, sizeof(path), RK_DIR "/b/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while ((size_t)done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n <= 0)
-			break;
-		done += n;
-	}
-	close(fd);
-	return done;
+	return kmod_read(path, buf, len);
 }
 
 static int count_lines(const char *s)
@@ -1588,8 +1541,8 @@ int main(int argc, char **argv)
 	close(probe[1]);
 	if (access("/dev/ddp", R_OK | W_OK))
 		ksft_exit_skip("/dev/ddp: %s\n", strerror(errno));
-	if (rk_load_one("rdmap", "../rdmap/rdmap.ko", &rdmap_loaded) ||
-	    rk_load_one("rdmap_kconsumer", "kmod/rdmap_kconsumer.ko", &dummy))
+	if (kmod_load("rdmap", "../rdmap/rdmap.ko", &rdmap_loaded) ||
+	    kmod_load("rdmap_kconsumer", "kmod/rdmap_kconsumer.ko", &dummy))
 		ksft_exit_skip("no rdmap.ko or rdmap_kconsumer.ko (make test-modules)\n");
 	if (access(RK_DIR, F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
