@@ -364,6 +364,42 @@ static void ddp_mr_wait_users(struct ddp_mr *mr)
 	wait_var_event(&mr->users, !atomic_read(&mr->users));
 }
 
+/* the owner to compare with &ddp_mr.owner for a use by @s */
+static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
+{
+	return mr->owner == s->pd->id ? s->pd->id : s->id;
+}
+
+/*
+ * Take the buffer of @stag out of @pd if @s (NULL: any) may use it, under
+ * the xarray lock: unusable at once, no new lookup finds it. Return: the
+ * buffer, or an ERR_PTR: -ENOENT for an STag that is not registered,
+ * -EACCES for one bound to another stream than @s.
+ */
+static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
+				       const struct ddp_stream *s, u32 stag)
+{
+	struct ddp_mr *mr;
+
+	xa_lock_bh(&pd->mrs);
+	mr = xa_load(&pd->mrs, stag >> 8);
+	if (!mr || mr->stag != stag)
+		mr = ERR_PTR(-ENOENT);
+	else if (s && mr->owner != ddp_mr_owner_for(mr, s))
+		mr = ERR_PTR(-EACCES);
+	if (IS_ERR(mr)) {
+		xa_unlock_bh(&pd->mrs);
+		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
+		return mr;
+	}
+	WRITE_ONCE(mr->valid, false);
+	__xa_erase(&pd->mrs, stag >> 8);
+	/* after the erase: see ddp_rx_mr() */
+	smp_store_release(&pd->gen, pd->gen + 1);
+	xa_unlock_bh(&pd->mrs);
+	return mr;
+}
+
 /**
  * ddp_invalidate() - make an STag unusable at once and free its buffer
  * @pd: the PD
@@ -375,20 +411,10 @@ static void ddp_mr_wait_users(struct ddp_mr *mr)
  */
 int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 {
-	struct ddp_mr *mr;
+	struct ddp_mr *mr = ddp_mr_unpublish(pd, NULL, stag);
 
-	xa_lock_bh(&pd->mrs);
-	mr = xa_load(&pd->mrs, stag >> 8);
-	if (!mr || mr->stag != stag) {
-		xa_unlock_bh(&pd->mrs);
-		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
-		return -ENOENT;
-	}
-	WRITE_ONCE(mr->valid, false);
-	__xa_erase(&pd->mrs, stag >> 8);
-	/* after the erase: see ddp_rx_mr() */
-	smp_store_release(&pd->gen, pd->gen + 1);
-	xa_unlock_bh(&pd->mrs);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
 	/* placement and ddp_mr_get() look buffers up under rcu_read_lock() */
 	synchronize_rcu();
 	ddp_mr_wait_users(mr);
@@ -410,12 +436,6 @@ static void ddp_mr_free_work(struct work_struct *work)
 	ddp_pd_put(pd);
 }
 
-/* the owner to compare with &ddp_mr.owner for a use by @s */
-static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
-{
-	return mr->owner == s->pd->id ? s->pd->id : s->id;
-}
-
 /**
  * ddp_invalidate_remote() - the peer invalidates an STag of this stream
  * @s: the stream the request came on
@@ -434,25 +454,10 @@ static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
 int ddp_invalidate_remote(struct ddp_stream *s, u32 stag)
 {
 	struct ddp_pd *pd = s->pd;
-	struct ddp_mr *mr;
+	struct ddp_mr *mr = ddp_mr_unpublish(pd, s, stag);
 
-	xa_lock_bh(&pd->mrs);
-	mr = xa_load(&pd->mrs, stag >> 8);
-	if (!mr || mr->stag != stag) {
-		xa_unlock_bh(&pd->mrs);
-		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
-		return -ENOENT;
-	}
-	if (mr->owner != ddp_mr_owner_for(mr, s)) {
-		xa_unlock_bh(&pd->mrs);
-		ddp_mib_inc(pd->mib, DDP_MIB_INVALID_STAG);
-		return -EACCES;
-	}
-	WRITE_ONCE(mr->valid, false);
-	__xa_erase(&pd->mrs, stag >> 8);
-	/* after the erase: see ddp_rx_mr() */
-	smp_store_release(&pd->gen, pd->gen + 1);
-	xa_unlock_bh(&pd->mrs);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
 	/* the stream's reference keeps the PD; this one is for the work */
 	refcount_inc(&pd->ref);
 	s->remote_inval = true;
