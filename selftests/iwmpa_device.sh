@@ -50,9 +50,12 @@ cleanup() {
 	done
 	ip netns del "$ns0" 2> /dev/null
 	ip netns del "$ns1" 2> /dev/null
-	# run_tests.sh unloads ddp.ko and mpa.ko: iwmpa.ko must go first
+	# run_tests.sh and later tests unload ddp.ko and mpa.ko: iwmpa.ko
+	# must go first, and rdmap.ko (its soft dependency) if loaded here
 	! grep -q '^iwmpa ' /proc/modules || rmmod iwmpa ||
 		echo "# cannot unload iwmpa"
+	[ "$rdmap_before" = 1 ] || ! grep -q '^rdmap ' /proc/modules ||
+		rmmod rdmap || echo "# cannot unload rdmap"
 	rm -rf "$tmp"
 }
 
@@ -94,6 +97,8 @@ if [ -n "$why" ]; then
 	for t in "${names[@]}"; do skip "$t" "$why"; done
 	exit 4
 fi
+rdmap_before=0
+grep -q '^rdmap ' /proc/modules && rdmap_before=1
 trap cleanup EXIT
 
 # 1: the module, and what it needs
