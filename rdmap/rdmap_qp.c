@@ -91,7 +91,8 @@ struct rdmap_outbound {
  * @out_count: entries in @out
  * @read_mutex: entries of @out are added in the order their requests go
  * @terminated: an error ended the stream: nothing more is received,
- *	sends fail
+ *	sends fail. Set under @lock and the socket lock: the receive
+ *	callbacks, which run under the socket lock, read it without @lock
  * @term_pending: @term_buf waits to be sent
  * @term_sent: the Terminate went (at most one per stream)
  * @closing: rdmap_qp_destroy() runs: no more Read Responses
@@ -189,7 +190,7 @@ static void rdmap_fail(struct rdmap_qp *qp, struct ddp_stream *s,
 		spin_unlock_bh(&qp->lock);
 		return;
 	}
-	qp->terminated = true;
+	WRITE_ONCE(qp->terminated, true);
 	ddp_stream_halt(s);
 	if (len >= 0) {
 		qp->term_len = len;
@@ -386,7 +387,7 @@ static void rdmap_rx_term(struct rdmap_qp *qp, struct ddp_stream *s,
 		spin_unlock_bh(&qp->lock);
 		return;
 	}
-	qp->terminated = true;
+	WRITE_ONCE(qp->terminated, true);
 	spin_unlock_bh(&qp->lock);
 	ddp_stream_halt(s);
 	rev.layer = t.err.layer;
@@ -403,13 +404,9 @@ static void rdmap_rx_untagged(struct rdmap_qp *qp, struct ddp_stream *s,
 	u32 seg_len = rdmap_untagged_seg_len(ev);
 	struct rdmap_err err;
 	struct rdmap_hdr h;
-	bool dead;
 	int ret;
 
-	spin_lock_bh(&qp->lock);
-	dead = qp->terminated;
-	spin_unlock_bh(&qp->lock);
-	if (dead) {
+	if (READ_ONCE(qp->terminated)) {
 		/* a Send's buffer still goes back to the consumer */
 		if (ev->qn == RDMAP_WIRE_QN_SEND) {
 			rev.type = RDMAP_EV_FLUSH;
@@ -478,12 +475,8 @@ static void rdmap_rx_tagged(struct rdmap_qp *qp, struct ddp_stream *s,
 
 	if (ev->hdr_len >= sizeof(*th))
 		seg_len = sizeof(*th) + ev->to + ev->len - get_unaligned_be64(&th->to);
-	spin_lock_bh(&qp->lock);
-	if (qp->terminated) {
-		spin_unlock_bh(&qp->lock);
+	if (READ_ONCE(qp->terminated))
 		return;
-	}
-	spin_unlock_bh(&qp->lock);
 	if (rdmap_hdr_check(ev->rsvdulp, true, 0, &h, &err)) {
 		rdmap_fail_msg(qp, s, &err, ev->hdr, ev->hdr_len, seg_len, NULL);
 		return;
