@@ -295,7 +295,7 @@ extern struct workqueue_struct *ddp_wq;
 void ddp_mem_release(struct ddp_mem *m, bool dirty);
 int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write);
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
-		  u32 first, u64 len);
+		  u32 first, u64 len, gfp_t gfp);
 void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len);
 struct ddp_pd *__ddp_pd_alloc(gfp_t gfp);
 int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,

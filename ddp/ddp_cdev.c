@@ -276,7 +276,8 @@ static long ddp_ioc_post_recv(struct ddp_ustream *us, void __user *arg)
 	}
 	p->cookie = pr.cookie;
 	ret = ddp_post_recv_pages(us->s, pr.qn, p->mem.pages, p->mem.npages,
-				  p->mem.first, p->mem.len, (uintptr_t)p);
+				  p->mem.first, p->mem.len, (uintptr_t)p,
+				  GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		ddp_mem_release(&p->mem, false);
 		kfree(p);

@@ -134,12 +134,12 @@ err_free:
 
 /* Kernel pages: the caller keeps them alive until it invalidates. */
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
-		  u32 first, u64 len)
+		  u32 first, u64 len, gfp_t gfp)
 {
 	if (!len || first >= PAGE_SIZE ||
 	    DIV_ROUND_UP(first + len, PAGE_SIZE) > npages)
 		return -EINVAL;
-	m->pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	m->pages = kvmalloc_array(npages, sizeof(*pages), gfp);
 	if (!m->pages)
 		return -ENOMEM;
 	memcpy(m->pages, pages, npages * sizeof(*pages));
@@ -348,7 +348,8 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 	struct ddp_mem mem;
 	int ret;
 
-	ret = ddp_mem_pages(&mem, pages, npages, first, len);
+	ret = ddp_mem_pages(&mem, pages, npages, first, len,
+			    GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
 	ret = ddp_reg_mem(pd, owner, &mem, base_to, access, stag);

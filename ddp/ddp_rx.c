@@ -194,6 +194,12 @@ static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
 		struct ddp_queue *q = &s->q[seg->qn];
 
 		spin_lock_bh(&s->lock);
+		if (!ddp_msn_in_window(seg->msn, q->head_msn, q->nposted) &&
+		    s->ops->refill) {
+			spin_unlock_bh(&s->lock);
+			s->ops->refill(s, seg->qn);
+			spin_lock_bh(&s->lock);
+		}
 		qv.exists = true;
 		qv.expected_msn = q->head_msn;
 		qv.nbuf_posted = q->nposted;
@@ -209,6 +215,21 @@ static void ddp_seg_start(struct ddp_stream *s, u32 seg_len)
 bad:
 	s->seg_bad = true;
 	s->seg_buf = NULL;
+}
+
+/*
+ * The stream of an MPA callback. ULPDUs that MPA held are delivered within
+ * mpa_bind(), before ddp_stream_bind() could set @s->conn: it is set here
+ * then, for the ULP's calls from its event callback
+ * (ddp_stream_mpa_info()).
+ */
+static struct ddp_stream *ddp_stream_of(struct mpa_conn *conn)
+{
+	struct ddp_stream *s = mpa_conn_priv(conn);
+
+	if (unlikely(!s->conn))
+		s->conn = conn;
+	return s;
 }
 
 static void ddp_place_payload(struct ddp_stream *s, u32 poff, const u8 *data, u32 len)
@@ -241,7 +262,7 @@ static u32 ddp_hdr_len(u8 ctrl)
 static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
 		      const void *data, u32 len)
 {
-	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_stream *s = ddp_stream_of(conn);
 	const u8 *p = data;
 	u32 hlen, n;
 
@@ -286,7 +307,7 @@ static void ddp_place(struct mpa_conn *conn, u32 seg_len, u32 off,
 
 static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 {
-	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_stream *s = ddp_stream_of(conn);
 	struct ddp_seg *seg = &s->seg;
 	struct ddp_stream_event ev = {};
 	u32 hlen;
@@ -352,7 +373,7 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 
 static void ddp_mpa_error(struct mpa_conn *conn, u32 code)
 {
-	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_stream *s = ddp_stream_of(conn);
 
 	/* LLP fatal error, with the MPA error code */
 	ddp_error(s, DDP_WIRE_ETYPE_LLP, code, 0);
@@ -360,7 +381,7 @@ static void ddp_mpa_error(struct mpa_conn *conn, u32 code)
 
 static void ddp_peer_closed(struct mpa_conn *conn)
 {
-	struct ddp_stream *s = mpa_conn_priv(conn);
+	struct ddp_stream *s = ddp_stream_of(conn);
 	struct ddp_stream_event ev = { .type = DDP_EV_PEER_CLOSED };
 
 	if (!s->stopped)

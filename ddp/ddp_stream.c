@@ -210,19 +210,21 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
  * @first: offset of the first octet in the first page
  * @len: length in octets
  * @cookie: returned in the DDP_EV_RECV or DDP_EV_FLUSH event
+ * @gfp: GFP_KERNEL_ACCOUNT in process context; GFP_ATOMIC from the
+ *	ULP's refill callback (struct ddp_stream_ops), which must not sleep
  *
  * Return: 0, -EINVAL for a bad queue or length, -ENOBUFS when too many
- * buffers are posted.
+ * buffers are posted, -ENOMEM.
  */
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
-			u32 npages, u32 first, u64 len, u64 cookie)
+			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
-	struct ddp_rbuf *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	struct ddp_rbuf *b = kzalloc(sizeof(*b), gfp);
 	int ret;
 
 	if (!b)
 		return -ENOMEM;
-	ret = ddp_mem_pages(&b->mem, pages, npages, first, len);
+	ret = ddp_mem_pages(&b->mem, pages, npages, first, len, gfp);
 	if (ret)
 		goto err_free;
 	b->cookie = cookie;

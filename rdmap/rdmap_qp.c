@@ -102,6 +102,9 @@ struct rdmap_outbound {
  * @rtr_type: the RTR awaited, MPA_F_RTR_*
  * @rtr_mutex: the Initiator's RTR goes once, before anything else
  * @rtr_tx_done: the Initiator's RTR is sent, or there is none to send
+ * @slots_posted: the buffers of queues 1 and 2 are posted (under the
+ *	socket lock: by rdmap_qp_create(), or by the refill of a message
+ *	that MPA held and delivered within ddp_stream_bind())
  * @term_len: octets of @term_buf
  * @term_buf: the encoded Terminate
  * @work: sends the Read Responses and the Terminate
@@ -133,6 +136,7 @@ struct rdmap_qp {
 	u32				rtr_type;
 	struct mutex			rtr_mutex;	/* the Initiator's RTR */
 	bool				rtr_tx_done;
+	bool				slots_posted;
 	u32				term_len;
 	u8				term_buf[RDMAP_TERM_MAX_LEN];
 	struct work_struct		work;
@@ -520,10 +524,24 @@ static void rdmap_rx_error(struct rdmap_qp *qp, struct ddp_stream *s,
 	rdmap_fail(qp, s, &t);
 }
 
+/*
+ * The queue pair of a stream's callback. A message that MPA held comes
+ * within ddp_stream_bind(), before rdmap_qp_create() set @qp->s: it is
+ * set here then (the same stream).
+ */
+static struct rdmap_qp *rdmap_qp_of(struct ddp_stream *s)
+{
+	struct rdmap_qp *qp = ddp_stream_priv(s);
+
+	if (unlikely(!READ_ONCE(qp->s)))
+		WRITE_ONCE(qp->s, s);
+	return qp;
+}
+
 static void rdmap_ddp_event(struct ddp_stream *s,
 			    const struct ddp_stream_event *ev)
 {
-	struct rdmap_qp *qp = ddp_stream_priv(s);
+	struct rdmap_qp *qp = rdmap_qp_of(s);
 	struct rdmap_event rev = { .cookie = ev->cookie };
 
 	switch (ev->type) {
@@ -550,21 +568,65 @@ static void rdmap_ddp_event(struct ddp_stream *s,
 	}
 }
 
-static const struct ddp_stream_ops rdmap_ddp_ops = {
-	.event = rdmap_ddp_event,
-};
-
-static int rdmap_post_slot(struct rdmap_qp *qp, struct ddp_stream *s, u32 slot)
+static int rdmap_post_slot(struct rdmap_qp *qp, struct ddp_stream *s, u32 slot,
+			   gfp_t gfp)
 {
 	if (slot < RDMAP_TERM_COOKIE)
 		return ddp_post_recv_pages(s, RDMAP_WIRE_QN_READ_REQ, &qp->page,
 					   1, slot * RDMAP_RREQ_SLOT,
-					   RDMAP_READ_REQ_LEN, slot);
+					   RDMAP_READ_REQ_LEN, slot, gfp);
 	return ddp_post_recv_pages(s, RDMAP_WIRE_QN_TERMINATE, &qp->page, 1,
 				   RDMAP_TERM_OFF +
 				   (slot - RDMAP_TERM_COOKIE) * RDMAP_TERM_SLOT,
-				   RDMAP_TERM_MAX_LEN, slot);
+				   RDMAP_TERM_MAX_LEN, slot, gfp);
 }
+
+/* The IRD's Read Request buffers and the Terminate's. Socket lock held. */
+static int rdmap_post_slots(struct rdmap_qp *qp, struct ddp_stream *s,
+			    gfp_t gfp)
+{
+	u32 slot;
+	int ret;
+
+	if (qp->slots_posted)
+		return 0;
+	qp->slots_posted = true;
+	for (slot = 0; slot < qp->ird; slot++) {
+		ret = rdmap_post_slot(qp, s, slot, gfp);
+		if (ret)
+			return ret;
+	}
+	for (slot = 0; slot < RDMAP_TERM_BUFS; slot++) {
+		ret = rdmap_post_slot(qp, s, RDMAP_TERM_COOKIE + slot, gfp);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * DDP found no buffer for an untagged message. Within ddp_stream_bind(),
+ * a message MPA held comes before rdmap_qp_create() could post RDMAP's
+ * own buffers: they are posted here then. For a Send, the consumer may
+ * post one now.
+ */
+static void rdmap_ddp_refill(struct ddp_stream *s, u32 qn)
+{
+	struct rdmap_qp *qp = rdmap_qp_of(s);
+
+	if (qn != RDMAP_WIRE_QN_SEND) {
+		/* a failure leaves the message without a buffer: DDP's error */
+		rdmap_post_slots(qp, s, GFP_ATOMIC);
+		return;
+	}
+	if (qp->ops->refill)
+		qp->ops->refill(qp);
+}
+
+static const struct ddp_stream_ops rdmap_ddp_ops = {
+	.event = rdmap_ddp_event,
+	.refill = rdmap_ddp_refill,
+};
 
 /* Send the Read Response of @in; a failure ends the stream. */
 static void rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in)
@@ -582,7 +644,7 @@ static void rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in)
 	 * The slot first: the peer may send its next request as soon as it
 	 * has this response (its ORD counts it free then).
 	 */
-	ret = rdmap_post_slot(qp, qp->s, in->slot);
+	ret = rdmap_post_slot(qp, qp->s, in->slot, GFP_KERNEL_ACCOUNT);
 	if (!ret && in->mr) {
 		ret = ddp_send_mr(qp->s, &msg, in->mr, in->rr.src_to, in->rr.size);
 	} else if (!ret) {
@@ -832,7 +894,6 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 {
 	struct ddp_stream *s;
 	struct rdmap_qp *qp;
-	u32 slot;
 	int ret;
 
 	if (!attr->ird || attr->ird > RDMAP_MAX_IRD ||
@@ -862,16 +923,12 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 		ret = PTR_ERR(s);
 		goto err_free;
 	}
-	for (slot = 0; slot < qp->ird; slot++) {
-		ret = rdmap_post_slot(qp, s, slot);
-		if (ret)
-			goto err_release;
-	}
-	for (slot = 0; slot < RDMAP_TERM_BUFS; slot++) {
-		ret = rdmap_post_slot(qp, s, RDMAP_TERM_COOKIE + slot);
-		if (ret)
-			goto err_release;
-	}
+	/* unless a message held by MPA made the refill post them already */
+	lock_sock(sock->sk);
+	ret = rdmap_post_slots(qp, s, GFP_KERNEL_ACCOUNT);
+	release_sock(sock->sk);
+	if (ret)
+		goto err_release;
 	WRITE_ONCE(qp->s, s);
 	/* what the receive path found before @s was set */
 	queue_work(system_wq, &qp->work);
@@ -949,17 +1006,19 @@ static bool rdmap_qp_ended(struct rdmap_qp *qp)
  * @first: offset of the first octet in the first page
  * @len: length in octets
  * @cookie: returned in RDMAP_EV_RECV or RDMAP_EV_FLUSH
+ * @gfp: GFP_KERNEL in process context, GFP_ATOMIC from the consumer's
+ *	refill callback (the one call into RDMAP a callback may make)
  *
  * Return: 0, -ECONNABORTED once the stream is terminated, or what
  * ddp_post_recv_pages() returns.
  */
 int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
-		    u32 first, u64 len, u64 cookie)
+		    u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
 	if (rdmap_qp_ended(qp))
 		return -ECONNABORTED;
 	return ddp_post_recv_pages(qp->s, RDMAP_WIRE_QN_SEND, pages, npages,
-				   first, len, cookie);
+				   first, len, cookie, gfp);
 }
 EXPORT_SYMBOL_GPL(rdmap_post_recv);
 

@@ -92,10 +92,17 @@ struct ddp_stream_event {
  *	ULP that waits to receive (so far only the stream files of
  *	/dev/ddp: a read() that sleeps); wake it, it places them on its own
  *	CPU. Softirq, must not sleep. See mpa_rx_wait_begin().
+ * @refill: optional: an untagged message arrived on queue @qn for which
+ *	no buffer is posted; post more now with ddp_post_recv_pages() and
+ *	GFP_ATOMIC (a ULP whose consumer posts into a ring that user space
+ *	writes without a system call, as siw's ABI does). Called before the
+ *	message is refused, in softirq or with the socket lock held; must
+ *	not sleep.
  */
 struct ddp_stream_ops {
 	void (*event)(struct ddp_stream *s, const struct ddp_stream_event *ev);
 	void (*rx_kick)(struct ddp_stream *s);
+	void (*refill)(struct ddp_stream *s, u32 qn);
 };
 
 struct ddp_pd *ddp_pd_alloc(void);
@@ -112,7 +119,7 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 		  u64 base_to, u32 access, u32 *stag);
 int ddp_invalidate(struct ddp_pd *pd, u32 stag);
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
-			u32 npages, u32 first, u64 len, u64 cookie);
+			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp);
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
 

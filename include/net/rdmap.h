@@ -15,7 +15,8 @@
  *
  * Completions and errors reach the consumer through its event callback,
  * in softirq or in process context with the socket lock held: it must
- * not sleep and must not call RDMAP back except rdmap_qp_priv(). Every
+ * not sleep and must not call RDMAP back except rdmap_qp_priv() (and
+ * rdmap_post_recv() with GFP_ATOMIC from the refill callback). Every
  * other function here sleeps.
  *
  * When MPA revision 2 agreed on RFC 6581's peer-to-peer model, RDMAP
@@ -102,9 +103,13 @@ struct rdmap_event {
  * struct rdmap_qp_ops - the consumer's callbacks
  * @event: a completion, an error or the peer's close, see struct
  *	rdmap_event. Softirq or process context, must not sleep.
+ * @refill: optional: a Send arrived and no buffer is posted for it;
+ *	post more with rdmap_post_recv() and GFP_ATOMIC before it is
+ *	refused. Same context as @event.
  */
 struct rdmap_qp_ops {
 	void (*event)(struct rdmap_qp *qp, const struct rdmap_event *ev);
+	void (*refill)(struct rdmap_qp *qp);
 };
 
 /**
@@ -144,7 +149,7 @@ void *rdmap_qp_priv(struct rdmap_qp *qp);
 struct ddp_stream *rdmap_qp_stream(struct rdmap_qp *qp);
 
 int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
-		    u32 first, u64 len, u64 cookie);
+		    u32 first, u64 len, u64 cookie, gfp_t gfp);
 int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
 	       struct iov_iter *data);
 int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data);

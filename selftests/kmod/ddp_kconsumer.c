@@ -264,7 +264,7 @@ static int kc_cmd(struct kc *k, const char *cmd)
 		pages[0] = k->rbuf;
 		pages[1] = k->rbuf + 1;
 		return ddp_post_recv_pages(k->s, a, pages, 2, KC_RBUF_FIRST,
-					   KC_RBUF_LEN, b);
+					   KC_RBUF_LEN, b, GFP_KERNEL);
 	}
 	if (sscanf(cmd, "send %u %u %u", &a, &b, &c) == 3)
 		return kc_send(k, false, a, 0, 0, b, c);

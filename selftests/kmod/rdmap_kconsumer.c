@@ -278,7 +278,7 @@ static int rk_qp_cmd(struct rk_qp *q, const char *cmd)
 		pages[0] = q->rbuf;
 		pages[1] = q->rbuf + 1;
 		return rdmap_post_recv(q->qp, pages, 2, RK_RBUF_FIRST,
-				       RK_RBUF_LEN, cookie);
+				       RK_RBUF_LEN, cookie, GFP_KERNEL);
 	}
 	if (sscanf(cmd, "send %u %u %u %u", &a, &b, &c, &d) == 4) {
 		if (a > U8_MAX)

@@ -242,7 +242,7 @@ static int rr_next(struct rr_state *st, struct rdmap_event *ev,
 static int rr_post(struct rr_state *st, u32 slot)
 {
 	return rdmap_post_recv(st->qp, &st->rpage, 1, slot * RR_RECV_LEN,
-			       RR_RECV_LEN, slot);
+			       RR_RECV_LEN, slot, GFP_KERNEL);
 }
 
 /* An error of a send or post: the Terminate's numbers if there is one. */
