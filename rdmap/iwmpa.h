@@ -9,12 +9,21 @@
 #define _IWMPA_H
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/etherdevice.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+#include <rdma/siw-abi.h>
 #include <net/ddp.h>
 #include <net/rdmap.h>
 
@@ -75,6 +84,10 @@ struct iwmpa_limits {
  * @num_ctx: user contexts now
  * @num_pd: protection domains now
  * @num_mr: memory regions now
+ * @num_cq: completion queues now
+ * @num_qp: queue pairs now
+ * @mrs: every memory region by its STag (lkey), RCU-freed
+ * @qps: every queue pair by its number
  */
 struct iwmpa_dev {
 	struct ib_device	ibdev;
@@ -86,6 +99,10 @@ struct iwmpa_dev {
 	atomic_t		num_ctx;
 	atomic_t		num_pd;
 	atomic_t		num_mr;
+	atomic_t		num_cq;
+	atomic_t		num_qp;
+	struct xarray		mrs;
+	struct xarray		qps;
 };
 
 /**
@@ -110,13 +127,164 @@ struct iwmpa_pd {
  * struct iwmpa_mr - a memory region of user memory
  * @base: the RDMA core's MR; lkey == rkey == @stag
  * @umem: the pinned pages
+ * @pages: the pages of @umem, for the queue pairs' local access
+ * @npages: their number
+ * @first: offset of the region's first octet in @pages[0]
+ * @va: the region's first address (its tagged offset)
+ * @len: its length
+ * @access: IB_ACCESS_*
  * @stag: DDP's STag of the tagged buffer over @umem
+ * @ref: the region (1) and each posted receive or send using it; the
+ *	last put frees it in a work item (unpinning sleeps)
+ * @free_work: that work item
+ * @rcu: the lookup in softirq (iwmpa_dev.mrs) is under RCU
  */
 struct iwmpa_mr {
 	struct ib_mr		base;
 	struct ib_umem		*umem;
+	struct page		**pages;
+	u32			npages;
+	u32			first;
+	u64			va;
+	u64			len;
+	int			access;
 	u32			stag;
+	refcount_t		ref;
+	struct work_struct	free_work;
+	struct rcu_head		rcu;
 };
+
+/**
+ * struct iwmpa_cq - a completion queue; its ring is shared with user space
+ * @base: the RDMA core's CQ
+ * @lock: serialises the producers (softirq and the queue pairs' work)
+ * @queue: @num_cqe entries then the struct siw_cq_ctrl, vmalloc_user()
+ * @ctrl: the control word after the entries (the arming flags)
+ * @num_cqe: entries in the ring
+ * @put: next entry to write
+ * @id: the CQ's number, siw_uresp_create_cq's cq_id
+ * @mmap_entry: the ring's mmap entry for user space
+ */
+struct iwmpa_cq {
+	struct ib_cq			base;
+	spinlock_t			lock; /* @put, the ring's producers */
+	struct siw_cqe			*queue;
+	struct siw_cq_ctrl		*ctrl;
+	u32				num_cqe;
+	u32				put;
+	u32				id;
+	struct rdma_user_mmap_entry	*mmap_entry;
+};
+
+struct iwmpa_cep;
+
+/**
+ * struct iwmpa_rxb - a receive taken from the RQ ring and posted
+ * @id: its work request id
+ * @mr: the region of its buffer, held until the buffer comes back
+ */
+struct iwmpa_rxb {
+	u64			id;
+	struct iwmpa_mr		*mr;
+};
+
+/**
+ * struct iwmpa_orqe - an RDMA Read sent
+ * @id: its work request id
+ * @stag: the sink's DDP STag, bound to the stream for the Read's time
+ * @mr: the sink's region, held until @stag is invalidated and DDP's
+ *	placements into it are over
+ * @signalled: complete it into the CQ when it succeeds
+ * @unpublished: @stag is invalidated; @mr waits for a grace period
+ */
+struct iwmpa_orqe {
+	u64			id;
+	u32			stag;
+	struct iwmpa_mr		*mr;
+	bool			signalled;
+	bool			unpublished;
+};
+
+/**
+ * struct iwmpa_qp - a queue pair: rings shared with user space, and an
+ * RDMAP queue pair once connected
+ * @base: the RDMA core's QP
+ * @dev: the device
+ * @pd: its PD
+ * @scq: the send CQ
+ * @rcq: the receive CQ
+ * @ref: iw_add_ref()/iw_rem_ref() and the connection's; the last put
+ *	frees the memory (destroy_qp tore the rest down)
+ * @state_lock: @state, @rq and @cep against each other
+ * @state: IB_QPS_*
+ * @rq: RDMAP's queue pair from iwmpa_qp_start() until the connection ends
+ * @cep: the connection endpoint of iwmpa_cm.c, while connected
+ * @sendq: SQ ring (user space writes SQEs, the kernel clears their
+ *	flags once consumed)
+ * @recvq: RQ ring, consumed in softirq as Sends arrive
+ * @num_sqe: SQ entries
+ * @num_rqe: RQ entries
+ * @sq_get: next SQE to consume
+ * @rq_get: next RQE to consume
+ * @sq_mmap: the SQ ring's mmap entry
+ * @rq_mmap: the RQ ring's mmap entry
+ * @tx_work: consumes the SQ (the doorbell, a Read's completion) and
+ *	finishes a connection's end
+ * @sq_sig_all: every SQE completes into the CQ
+ * @ird: RDMA Reads the peer may have outstanding
+ * @ord: RDMA Reads this end may have outstanding at most (@orq's size)
+ * @ord_conn: those the connection agreed on, at most @ord
+ * @freed: the last reference is gone (destroy_qp waits for it)
+ * @flags: IWMPA_QP_END*: the connection ended, for @tx_work
+ * @rxb: the receives taken, by index in the RQ ring (@num_rqe)
+ * @rx_done: receives that came back (they come back in order)
+ * @orq: the Reads sent, by their number modulo @ord
+ * @orq_tail: Reads sent
+ * @orq_head: Reads completed or flushed (softirq)
+ * @orq_reaped: Reads whose sink STag is invalidated
+ */
+struct iwmpa_qp {
+	struct ib_qp			base;
+	struct iwmpa_dev		*dev;
+	struct iwmpa_pd			*pd;
+	struct iwmpa_cq			*scq;
+	struct iwmpa_cq			*rcq;
+	struct kref			ref;
+	struct mutex			state_lock; /* state, rq, cep */
+	enum ib_qp_state		state;
+	struct rdmap_qp			*rq;
+	struct iwmpa_cep		*cep;
+	struct siw_sqe			*sendq;
+	struct siw_rqe			*recvq;
+	u32				num_sqe;
+	u32				num_rqe;
+	u32				sq_get;
+	u32				rq_get;
+	struct rdma_user_mmap_entry	*sq_mmap;
+	struct rdma_user_mmap_entry	*rq_mmap;
+	struct work_struct		tx_work;
+	bool				sq_sig_all;
+	u32				ird;
+	u32				ord;
+	u32				ord_conn;
+	struct completion		freed;
+	unsigned long			flags;
+	struct iwmpa_rxb		*rxb;
+	u32				rx_done;
+	struct iwmpa_orqe		*orq;
+	u32				orq_tail;
+	u32				orq_head;
+	u32				orq_reaped;
+};
+
+/*
+ * Take one from @cnt unless that makes more than @max. Return: true if
+ * taken.
+ */
+static inline bool iwmpa_count_get(atomic_t *cnt, u32 max)
+{
+	return atomic_add_unless(cnt, 1, max);
+}
 
 static inline struct iwmpa_dev *to_iwmpa_dev(struct ib_device *ibdev)
 {
@@ -126,6 +294,16 @@ static inline struct iwmpa_dev *to_iwmpa_dev(struct ib_device *ibdev)
 static inline struct iwmpa_pd *to_iwmpa_pd(struct ib_pd *pd)
 {
 	return container_of(pd, struct iwmpa_pd, base);
+}
+
+static inline struct iwmpa_cq *to_iwmpa_cq(struct ib_cq *cq)
+{
+	return container_of(cq, struct iwmpa_cq, base);
+}
+
+static inline struct iwmpa_qp *to_iwmpa_qp(struct ib_qp *qp)
+{
+	return container_of(qp, struct iwmpa_qp, base);
 }
 
 static inline struct iwmpa_mr *to_iwmpa_mr(struct ib_mr *mr)
@@ -149,5 +327,72 @@ int iwmpa_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *iwmpa_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				u64 virt, int access, struct ib_udata *udata);
 int iwmpa_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+struct ib_mr *iwmpa_get_dma_mr(struct ib_pd *pd, int access);
+
+/* iwmpa_main.c: work items that outlive a verb (freeing a region) */
+extern struct workqueue_struct *iwmpa_wq;
+
+/* iwmpa_verbs.c */
+struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
+				 u32 len, bool write, u32 *idx, u32 *first);
+void iwmpa_mr_put(struct iwmpa_mr *mr);
+
+/* iwmpa_qp.c: queue pairs and completion queues */
+int iwmpa_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int iwmpa_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int iwmpa_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+int iwmpa_poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc);
+int iwmpa_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr,
+		    struct ib_udata *udata);
+int iwmpa_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
+int iwmpa_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int iwmpa_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int iwmpa_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad);
+int iwmpa_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad);
+int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void iwmpa_mmap_free(struct rdma_user_mmap_entry *entry);
+void iwmpa_qp_get(struct ib_qp *qp);
+void iwmpa_qp_put(struct ib_qp *qp);
+struct ib_qp *iwmpa_get_qp(struct ib_device *ibdev, int qpn);
+struct ib_qp *iwmpa_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+/*
+ * Between the connection manager (iwmpa_cm.c) and the queue pairs.
+ *
+ * iwmpa_qp_start(): MPA is in full operation on @sock and no MPA consumer
+ * is bound; make @qp an RDMAP queue pair on it (IRD @ird, ORD @ord) and
+ * move it to RTS. @cep is kept in qp->cep until the connection ends.
+ * Process context. Return: 0 or a negative errno (then nothing changed).
+ *
+ * iwmpa_qp_stop(): end the queue pair's connection, from the connection
+ * manager (the socket is closing): destroy the RDMAP queue pair (abortive
+ * or not), flush the rings, clear qp->cep. Process context; idempotent.
+ *
+ * iwmpa_cm_qp_ended(): from the queue pair to the connection manager:
+ * the RDMAP queue pair is gone (the peer closed or terminated, the QP
+ * moved to ERROR/SQD, or destroy_qp); @graceful: the peer closed, or this
+ * end closed, without an error. The connection manager sends
+ * IW_CM_EVENT_DISCONNECT (if not sent) and IW_CM_EVENT_CLOSE, releases
+ * the socket and drops its reference on the QP and the cm_id. Process
+ * context, without qp->state_lock.
+ */
+int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
+		   struct socket *sock, u32 ird, u32 ord);
+void iwmpa_qp_stop(struct iwmpa_qp *qp, bool abortive);
+void iwmpa_cm_qp_ended(struct iwmpa_cep *cep, bool graceful);
+
+/* iwmpa_cm.c: the connection manager (struct iw_cm_verbs) */
+int iwmpa_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int iwmpa_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int iwmpa_reject(struct iw_cm_id *id, const void *pd, u8 pd_len);
+int iwmpa_create_listen(struct iw_cm_id *id, int backlog);
+int iwmpa_destroy_listen(struct iw_cm_id *id);
+int iwmpa_cm_init(void);
+void iwmpa_cm_exit(void);
 
 #endif /* _IWMPA_H */

@@ -30,6 +30,9 @@ static LIST_HEAD(iwmpa_devs);
 static DEFINE_MUTEX(iwmpa_devs_lock);
 static atomic_t iwmpa_dev_ids = ATOMIC_INIT(0);
 
+/* the queue pairs' work and the regions' frees */
+struct workqueue_struct *iwmpa_wq;
+
 static const struct iwmpa_limits iwmpa_default_limits = {
 	.max_ctx	= IWMPA_MAX_CTX,
 	.max_pd		= IWMPA_MAX_PD,
@@ -53,11 +56,16 @@ static void iwmpa_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&iwmpa_devs_lock);
 	list_del_init(&dev->list);
 	mutex_unlock(&iwmpa_devs_lock);
+	/* the RDMA core destroyed every QP and MR before */
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->mrs);
 }
 
 /*
  * Only what is implemented is here: the RDMA core answers EOPNOTSUPP
- * for every other verb (CQ, QP, connection management so far).
+ * for every other verb. The mandatory ones are all there (the RDMA CM
+ * serves kernel verbs providers only), but get_dma_mr, kernel CQs and
+ * QPs refuse kernel consumers with EOPNOTSUPP.
  */
 static const struct ib_device_ops iwmpa_dev_ops = {
 	.owner = THIS_MODULE,
@@ -66,17 +74,40 @@ static const struct ib_device_ops iwmpa_dev_ops = {
 
 	.alloc_pd = iwmpa_alloc_pd,
 	.alloc_ucontext = iwmpa_alloc_ucontext,
+	.create_cq = iwmpa_create_cq_op,
+	.create_qp = iwmpa_create_qp,
 	.dealloc_driver = iwmpa_dealloc_driver,
 	.dealloc_pd = iwmpa_dealloc_pd,
 	.dealloc_ucontext = iwmpa_dealloc_ucontext,
 	.dereg_mr = iwmpa_dereg_mr,
+	.destroy_cq = iwmpa_destroy_cq,
+	.destroy_qp = iwmpa_destroy_qp,
+	.get_dma_mr = iwmpa_get_dma_mr,
 	.get_port_immutable = iwmpa_get_port_immutable,
+	.iw_accept = iwmpa_accept,
+	.iw_add_ref = iwmpa_qp_get,
+	.iw_connect = iwmpa_connect,
+	.iw_create_listen = iwmpa_create_listen,
+	.iw_destroy_listen = iwmpa_destroy_listen,
+	.iw_get_qp = iwmpa_iw_get_qp,
+	.iw_reject = iwmpa_reject,
+	.iw_rem_ref = iwmpa_qp_put,
+	.mmap = iwmpa_mmap,
+	.mmap_free = iwmpa_mmap_free,
+	.modify_qp = iwmpa_modify_qp,
+	.poll_cq = iwmpa_poll_cq,
+	.post_recv = iwmpa_post_recv,
+	.post_send = iwmpa_post_send,
 	.query_device = iwmpa_query_device,
 	.query_gid = iwmpa_query_gid,
 	.query_port = iwmpa_query_port,
+	.query_qp = iwmpa_query_qp,
 	.reg_user_mr = iwmpa_reg_user_mr,
+	.req_notify_cq = iwmpa_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, iwmpa_cq, base),
 	INIT_RDMA_OBJ_SIZE(ib_pd, iwmpa_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, iwmpa_qp, base),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, iwmpa_ucontext, base),
 };
 
@@ -104,6 +135,10 @@ static struct iwmpa_dev *iwmpa_dev_alloc(struct net_device *netdev)
 	atomic_set(&dev->num_ctx, 0);
 	atomic_set(&dev->num_pd, 0);
 	atomic_set(&dev->num_mr, 0);
+	atomic_set(&dev->num_cq, 0);
+	atomic_set(&dev->num_qp, 0);
+	xa_init(&dev->mrs);
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 
 	/* iWARP connections are told apart by address; the GID must differ */
 	if (netdev->addr_len)
@@ -120,6 +155,8 @@ static struct iwmpa_dev *iwmpa_dev_alloc(struct net_device *netdev)
 	strscpy(ibdev->iw_ifname, netdev->name, sizeof(ibdev->iw_ifname));
 	/* no iwpmd: the TCP ports are the stack's own */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	/* siw's provider rings the SQ's doorbell with an empty post_send */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	ib_set_device_ops(ibdev, &iwmpa_dev_ops);
 	if (ib_device_set_netdev(ibdev, netdev, IWMPA_PORT)) {
 		ib_dealloc_device(ibdev);
@@ -221,11 +258,23 @@ static int __init iwmpa_init(void)
 {
 	int ret;
 
+	iwmpa_wq = alloc_workqueue("iwmpa", 0, 0);
+	if (!iwmpa_wq)
+		return -ENOMEM;
+	ret = iwmpa_cm_init();
+	if (ret)
+		goto err_wq;
 	ret = register_netdevice_notifier(&iwmpa_netdev_nb);
 	if (ret)
-		return ret;
+		goto err_cm;
 	rdma_link_register(&iwmpa_link_ops);
 	return 0;
+
+err_cm:
+	iwmpa_cm_exit();
+err_wq:
+	destroy_workqueue(iwmpa_wq);
+	return ret;
 }
 
 static void __exit iwmpa_exit(void)
@@ -252,6 +301,10 @@ static void __exit iwmpa_exit(void)
 		ib_unregister_device(&dev->ibdev);
 		put_device(&dev->ibdev.dev);
 	}
+	iwmpa_cm_exit();
+	/* the regions' puts after a grace period, then their frees */
+	rcu_barrier();
+	destroy_workqueue(iwmpa_wq);
 }
 
 module_init(iwmpa_init);
@@ -260,5 +313,3 @@ module_exit(iwmpa_exit);
 MODULE_DESCRIPTION("iWARP RDMA device over RDMAP/DDP/MPA (siw user ABI)");
 MODULE_LICENSE("GPL");
 MODULE_ALIAS_RDMA_LINK("iwmpa");
-/* no rdmap.ko symbol is called yet; the queue pairs will be its */
-MODULE_SOFTDEP("pre: rdmap");

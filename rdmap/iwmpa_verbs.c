@@ -17,15 +17,6 @@
 
 #include "iwmpa.h"
 
-/*
- * Take one from @cnt unless that makes more than @max. Return: true if
- * taken.
- */
-static bool iwmpa_count_get(atomic_t *cnt, u32 max)
-{
-	return atomic_add_unless(cnt, 1, max);
-}
-
 /**
  * iwmpa_query_device() - the device's attributes and limits
  * @ibdev: the device
@@ -225,33 +216,100 @@ static u32 iwmpa_ddp_access(int access)
 	return a;
 }
 
-/* Register the pages of @mr->umem with DDP; the umem keeps them pinned. */
+/*
+ * Register the pages of @mr->umem with DDP; the umem keeps them pinned,
+ * @mr->pages lists them for the queue pairs' local accesses.
+ */
 static int iwmpa_mr_reg_ddp(struct iwmpa_pd *pd, struct iwmpa_mr *mr,
 			    u64 len, u64 virt, int access)
 {
 	struct ib_umem *umem = mr->umem;
 	size_t npages = ib_umem_num_pages(umem);
 	struct sg_page_iter piter;
-	struct page **pages;
 	size_t i = 0;
-	int ret;
 
-	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
+	if (npages > U32_MAX)
+		return -EINVAL;
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &piter, 0) {
 		if (i == npages)
 			break;
-		pages[i++] = sg_page_iter_page(&piter);
+		mr->pages[i++] = sg_page_iter_page(&piter);
 	}
-	if (i == npages)
-		ret = ddp_reg_pages(pd->ddp, NULL, pages, npages,
-				    ib_umem_offset(umem), len, virt,
-				    iwmpa_ddp_access(access), &mr->stag);
-	else
-		ret = -EFAULT;
-	kvfree(pages);
-	return ret;
+	if (i != npages)
+		return -EFAULT;
+	mr->npages = npages;
+	mr->first = ib_umem_offset(umem);
+	mr->va = virt;
+	mr->len = len;
+	mr->access = access;
+	return ddp_reg_pages(pd->ddp, NULL, mr->pages, npages, mr->first, len,
+			     virt, iwmpa_ddp_access(access), &mr->stag);
+}
+
+static void iwmpa_mr_free_work(struct work_struct *work)
+{
+	struct iwmpa_mr *mr = container_of(work, struct iwmpa_mr, free_work);
+
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	/* a lookup in softirq may still read @ref */
+	kfree_rcu(mr, rcu);
+}
+
+/**
+ * iwmpa_mr_put() - drop a reference on a memory region
+ * @mr: the region
+ *
+ * The last one unpins its pages in a work item. Any context.
+ */
+void iwmpa_mr_put(struct iwmpa_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		queue_work(iwmpa_wq, &mr->free_work);
+}
+
+/**
+ * iwmpa_mr_lookup() - the memory region of an lkey, for a local access
+ * @pd: the queue pair's PD: the region must be in it
+ * @lkey: the SGE's lkey
+ * @addr: the SGE's address
+ * @len: its length
+ * @write: the access writes (a receive or a Read's sink)
+ * @idx: out: index in mr->pages of the page of @addr
+ * @first: out: offset of @addr in that page
+ *
+ * Any context. Return: the region with a reference (iwmpa_mr_put()), or
+ * NULL if @lkey is unknown, of another PD, lacks local write access, or
+ * does not hold [@addr, @addr + @len).
+ */
+struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
+				 u32 len, bool write, u32 *idx, u32 *first)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(pd->base.device);
+	struct iwmpa_mr *mr;
+	u64 off;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, lkey);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return NULL;
+	if (mr->base.pd != &pd->base ||
+	    (write && !(mr->access & IB_ACCESS_LOCAL_WRITE)) ||
+	    addr < mr->va || addr - mr->va > mr->len ||
+	    len > mr->len - (addr - mr->va)) {
+		iwmpa_mr_put(mr);
+		return NULL;
+	}
+	off = addr - mr->va + mr->first;
+	*idx = off >> PAGE_SHIFT;
+	*first = off & ~PAGE_MASK;
+	return mr;
 }
 
 /**
@@ -305,11 +363,20 @@ struct ib_mr *iwmpa_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 		if (ret)
 			goto err_ddp;
 	}
+	refcount_set(&mr->ref, 1);
+	INIT_WORK(&mr->free_work, iwmpa_mr_free_work);
+	/* the core sets base.device and base.pd after this returns */
+	mr->base.device = pd->device;
+	mr->base.pd = pd;
+	ret = xa_insert(&dev->mrs, mr->stag, mr, GFP_KERNEL);
+	if (ret)
+		goto err_ddp;
 	return &mr->base;
 
 err_ddp:
 	ddp_invalidate(to_iwmpa_pd(pd)->ddp, mr->stag);
 err_umem:
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
@@ -319,12 +386,30 @@ err_count:
 }
 
 /**
+ * iwmpa_get_dma_mr() - a kernel consumer's region of all its memory
+ * @pd: the PD
+ * @access: IB_ACCESS_*
+ *
+ * DDP places only into registered pages, not at any kernel address, so
+ * there is no such region: kernel PDs (ib_alloc_pd()) fail with this
+ * error. Being there makes the device a kernel verbs provider, which the
+ * RDMA CM wants before it binds user-space connections to it.
+ *
+ * Return: ERR_PTR(-EOPNOTSUPP).
+ */
+struct ib_mr *iwmpa_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/**
  * iwmpa_dereg_mr() - deregister a memory region
  * @ibmr: the region
  * @udata: unused
  *
- * Invalidates the STag (when this returns nothing places into the pages
- * or sends from them), then unpins the pages.
+ * Invalidates the STag (when this returns the peer places nothing into
+ * the pages and reads nothing from them); the pages are unpinned once no
+ * posted receive or work request uses them any more.
  *
  * Return: 0.
  */
@@ -332,10 +417,10 @@ int iwmpa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
 
+	xa_erase(&to_iwmpa_dev(ibmr->device)->mrs, mr->stag);
 	/* -ENOENT: the peer invalidated it already (Send with Invalidate) */
 	ddp_invalidate(to_iwmpa_pd(ibmr->pd)->ddp, mr->stag);
-	ib_umem_release(mr->umem);
 	atomic_dec(&to_iwmpa_dev(ibmr->device)->num_mr);
-	kfree(mr);
+	iwmpa_mr_put(mr);
 	return 0;
 }

@@ -1,0 +1,1180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues and queue pairs of iwmpa.ko, in siw's user ABI
+ * (<rdma/siw-abi.h>): the rings live in vmalloc_user() memory that user
+ * space maps.
+ *
+ * - A CQ ring is written here (struct siw_cqe, VALID last) and read by
+ *   the provider, which clears each entry's flags; the control word after
+ *   the ring carries the provider's arming.
+ * - The SQ ring is written by the provider; post_send without a work
+ *   request is its doorbell. A work item consumes the SQEs in order,
+ *   clearing each one's flags once taken, and hands them to rdmap.ko
+ *   (Send, Send with Invalidate and Solicited Event, RDMA Write, RDMA
+ *   Read). Sends and Writes complete once with TCP, a Read on its Read
+ *   Response (a Read's sink gets a DDP STag of its own, bound to the
+ *   stream, for the time of the Read).
+ * - The RQ ring has no doorbell: a Send that finds no posted buffer asks
+ *   for one (RDMAP's refill callback, softirq), and the posted RQEs are
+ *   taken then, as siw takes them.
+ *
+ * Local SGEs name memory regions by lkey (iwmpa_mr_lookup()); a region
+ * stays pinned while a posted receive or a Read uses it.
+ */
+#include <linux/bvec.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "iwmpa.h"
+
+/* iwmpa_qp.flags: what the work item must do beyond the SQ */
+enum {
+	IWMPA_QP_END,		/* the connection ended: finish it */
+	IWMPA_QP_END_ABORT,	/* ... with an error, or a Terminate */
+};
+
+/**
+ * struct iwmpa_mmap - a ring user space maps
+ * @base: the RDMA core's entry; its offset is the mmap key
+ * @addr: the ring, vmalloc_user(); freed with the last mapping
+ */
+struct iwmpa_mmap {
+	struct rdma_user_mmap_entry	base;
+	void				*addr;
+};
+
+static atomic_t iwmpa_cq_ids = ATOMIC_INIT(0);
+
+/* ---- rings ---- */
+
+static void *iwmpa_ring_alloc(struct ib_udata *udata, size_t size,
+			      struct rdma_user_mmap_entry **entry, u64 *key)
+{
+	struct iwmpa_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct iwmpa_ucontext, base);
+	struct iwmpa_mmap *m;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return NULL;
+	m->addr = vmalloc_user(size);
+	if (!m->addr)
+		goto err_free;
+	if (rdma_user_mmap_entry_insert(&uctx->base, &m->base,
+					PAGE_ALIGN(size)))
+		goto err_vfree;
+	*entry = &m->base;
+	*key = rdma_user_mmap_get_offset(&m->base);
+	return m->addr;
+
+err_vfree:
+	vfree(m->addr);
+err_free:
+	kfree(m);
+	return NULL;
+}
+
+/* the ring goes with its last mapping, see iwmpa_mmap_free() */
+static void iwmpa_ring_free(struct rdma_user_mmap_entry *entry)
+{
+	if (entry)
+		rdma_user_mmap_entry_remove(entry);
+}
+
+/**
+ * iwmpa_mmap_free() - the last mapping of a ring is gone
+ * @entry: its entry
+ */
+void iwmpa_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct iwmpa_mmap *m = container_of(entry, struct iwmpa_mmap, base);
+
+	vfree(m->addr);
+	kfree(m);
+}
+
+/**
+ * iwmpa_mmap() - map a CQ, SQ or RQ ring into user space
+ * @uctx: the user context
+ * @vma: the mapping; its offset is the key create_cq or create_qp gave
+ *
+ * Return: 0, -EINVAL for an unknown key or a mapping larger than the ring.
+ */
+int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	int ret;
+
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	ret = remap_vmalloc_range(vma,
+				  container_of(entry, struct iwmpa_mmap,
+					       base)->addr, 0);
+	rdma_user_mmap_entry_put(entry);
+	return ret;
+}
+
+/* ---- completion queues ---- */
+
+/**
+ * iwmpa_create_cq() - a completion queue with a ring user space maps
+ * @ibcq: the CQ, allocated by the RDMA core
+ * @attr: its size (entries) and flags (none supported)
+ * @udata: out: struct siw_uresp_create_cq
+ *
+ * The ring has the next power of 2 entries. Kernel CQs are not
+ * supported yet.
+ *
+ * Return: 0 or a negative errno.
+ */
+int iwmpa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(ibcq->device);
+	struct iwmpa_cq *cq = to_iwmpa_cq(ibcq);
+	struct siw_uresp_create_cq uresp = {};
+	int ret;
+
+	if (attr->flags || !udata)
+		return -EOPNOTSUPP;
+	if (!attr->cqe || attr->cqe > dev->limits.max_cqe)
+		return -EINVAL;
+	if (udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (!iwmpa_count_get(&dev->num_cq, dev->limits.max_cq))
+		return -ENOMEM;
+	spin_lock_init(&cq->lock);
+	cq->num_cqe = roundup_pow_of_two(attr->cqe);
+	cq->queue = iwmpa_ring_alloc(udata, cq->num_cqe * sizeof(*cq->queue) +
+				     sizeof(*cq->ctrl), &cq->mmap_entry,
+				     &uresp.cq_key);
+	if (!cq->queue) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	cq->ctrl = (struct siw_cq_ctrl *)&cq->queue[cq->num_cqe];
+	cq->id = atomic_inc_return(&iwmpa_cq_ids);
+	ibcq->cqe = cq->num_cqe;
+	uresp.cq_id = cq->id;
+	uresp.num_cqe = cq->num_cqe;
+	ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	if (ret)
+		goto err_ring;
+	return 0;
+
+err_ring:
+	iwmpa_ring_free(cq->mmap_entry);
+err_count:
+	atomic_dec(&dev->num_cq);
+	return ret;
+}
+
+/**
+ * iwmpa_destroy_cq() - free a completion queue
+ * @ibcq: the CQ; the RDMA core destroyed its QPs before
+ * @udata: unused
+ *
+ * Return: 0.
+ */
+int iwmpa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct iwmpa_cq *cq = to_iwmpa_cq(ibcq);
+
+	iwmpa_ring_free(cq->mmap_entry);
+	atomic_dec(&to_iwmpa_dev(ibcq->device)->num_cq);
+	return 0;
+}
+
+/**
+ * iwmpa_poll_cq() - kernel polling: no kernel CQs yet
+ * @ibcq: the CQ
+ * @num: entries wanted
+ * @wc: out: completions
+ *
+ * User CQs are polled in user space, from the ring.
+ * Return: 0 completions.
+ */
+int iwmpa_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	return 0;
+}
+
+/**
+ * iwmpa_req_notify_cq() - kernel arming: no kernel CQs yet
+ * @ibcq: the CQ
+ * @flags: IB_CQ_*
+ *
+ * User space arms through the ring's control word.
+ * Return: 0.
+ */
+int iwmpa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return 0;
+}
+
+/*
+ * Add @c to @cq: softirq or process context. Tells the CQ's owner when
+ * the provider armed it for this completion; an overflow is a CQ error.
+ */
+static void iwmpa_cq_add(struct iwmpa_cq *cq, const struct siw_cqe *c,
+			 bool solicited)
+{
+	struct siw_cqe *cqe;
+	unsigned long flags;
+	bool notify = false;
+	u32 arm;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = &cq->queue[cq->put & (cq->num_cqe - 1)];
+	if (READ_ONCE(cqe->flags) & SIW_WQE_VALID) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (cq->base.event_handler) {
+			struct ib_event ev = {
+				.device = cq->base.device,
+				.element.cq = &cq->base,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->base.event_handler(&ev, cq->base.cq_context);
+		}
+		return;
+	}
+	cqe->id = c->id;
+	cqe->opcode = c->opcode;
+	cqe->status = c->status;
+	cqe->bytes = c->bytes;
+	cqe->inval_stag = c->inval_stag;
+	cqe->qp_id = c->qp_id;
+	/* the provider reads the entry once it sees VALID */
+	smp_store_release(&cqe->flags, c->flags | SIW_WQE_VALID);
+	cq->put++;
+	arm = READ_ONCE(cq->ctrl->flags);
+	if ((arm & SIW_NOTIFY_NEXT_COMPLETION) ||
+	    (solicited && (arm & SIW_NOTIFY_SOLICITED)))
+		/* disarm, unless the provider re-armed meanwhile */
+		notify = cmpxchg(&cq->ctrl->flags, arm, SIW_NOTIFY_NOT) == arm;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (notify && cq->base.comp_handler)
+		cq->base.comp_handler(&cq->base, cq->base.cq_context);
+}
+
+static void iwmpa_complete(struct iwmpa_qp *qp, struct iwmpa_cq *cq, u64 id,
+			   u8 opcode, u16 status, u32 bytes, u32 inval,
+			   bool solicited)
+{
+	struct siw_cqe c = {
+		.id = id,
+		.flags = inval ? SIW_WQE_REM_INVAL : 0,
+		.opcode = opcode,
+		.status = status,
+		.bytes = bytes,
+		.inval_stag = inval,
+		.qp_id = qp->base.qp_num,
+	};
+
+	iwmpa_cq_add(cq, &c, solicited);
+}
+
+/* ---- queue pairs: references and lookup ---- */
+
+static void iwmpa_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct iwmpa_qp, ref)->freed);
+}
+
+/**
+ * iwmpa_qp_get() - take a reference on a queue pair (iw_add_ref)
+ * @ibqp: the QP
+ */
+void iwmpa_qp_get(struct ib_qp *ibqp)
+{
+	kref_get(&to_iwmpa_qp(ibqp)->ref);
+}
+
+/**
+ * iwmpa_qp_put() - drop a reference (iw_rem_ref); destroy_qp waits for
+ * the last one
+ * @ibqp: the QP
+ */
+void iwmpa_qp_put(struct ib_qp *ibqp)
+{
+	kref_put(&to_iwmpa_qp(ibqp)->ref, iwmpa_qp_release);
+}
+
+/**
+ * iwmpa_get_qp() - the queue pair of a number, with a reference
+ * @ibdev: the device
+ * @qpn: the QP number
+ *
+ * Return: the QP (drop the reference with iwmpa_qp_put()), or NULL.
+ */
+struct ib_qp *iwmpa_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(ibdev);
+	struct iwmpa_qp *qp;
+
+	xa_lock(&dev->qps);
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock(&dev->qps);
+	return qp ? &qp->base : NULL;
+}
+
+/**
+ * iwmpa_iw_get_qp() - the queue pair of a number, for the iWARP CM
+ * @ibdev: the device
+ * @qpn: the QP number
+ *
+ * The iWARP CM takes its own reference with iw_add_ref.
+ * Return: the QP or NULL.
+ */
+struct ib_qp *iwmpa_iw_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct ib_qp *ibqp = iwmpa_get_qp(ibdev, qpn);
+
+	if (ibqp)
+		iwmpa_qp_put(ibqp);
+	return ibqp;
+}
+
+/* ---- receive: the RQ ring, taken as Sends arrive ---- */
+
+/* a receive taken from the RQ ring comes back (in the order taken) */
+static void iwmpa_rx_done(struct iwmpa_qp *qp, u64 cookie, u16 status,
+			  u32 len, u32 inval, bool solicited)
+{
+	struct iwmpa_rxb *rb = &qp->rxb[cookie & (qp->num_rqe - 1)];
+
+	iwmpa_complete(qp, qp->rcq, rb->id, SIW_OP_RECEIVE, status, len, inval,
+		       solicited);
+	if (rb->mr)
+		iwmpa_mr_put(rb->mr);
+	rb->mr = NULL;
+	qp->rx_done++;
+}
+
+/*
+ * Post the buffer of one RQE with RDMAP. Return: 0, -ENOBUFS when DDP
+ * holds as many buffers as it takes (the RQE stays in the ring for a
+ * later refill), or a SIW_WC_* error status (positive) for an RQE that
+ * names no valid local memory.
+ */
+static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
+			  const struct siw_rqe *rqe, u32 idx)
+{
+	const struct siw_sge *sge = &rqe->sge[0];
+	struct iwmpa_rxb *rb = &qp->rxb[idx & (qp->num_rqe - 1)];
+	struct iwmpa_mr *mr;
+	u32 pg, first;
+	int ret;
+
+	/* one SGE: a DDP buffer is one run of pages */
+	if (rqe->num_sge != 1 || !sge->length)
+		return SIW_WC_LOC_LEN_ERR;
+	mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length, true,
+			     &pg, &first);
+	if (!mr)
+		return SIW_WC_LOC_PROT_ERR;
+	ret = rdmap_post_recv(rqp, &mr->pages[pg],
+			      DIV_ROUND_UP(first + sge->length, PAGE_SIZE),
+			      first, sge->length, idx, GFP_ATOMIC);
+	if (ret) {
+		iwmpa_mr_put(mr);
+		return ret == -ENOBUFS ? ret : SIW_WC_GENERAL_ERR;
+	}
+	rb->id = rqe->id;
+	rb->mr = mr;
+	return 0;
+}
+
+/*
+ * RDMAP's refill: a Send found no buffer; take what the RQ ring holds, as
+ * much as DDP takes. An RQE that names no valid local memory completes
+ * with an error and stops the taking (the Send that needed it is refused
+ * by DDP: a Terminate).
+ */
+static void iwmpa_qp_refill(struct rdmap_qp *rqp)
+{
+	struct iwmpa_qp *qp = rdmap_qp_priv(rqp);
+
+	while (qp->rq_get - qp->rx_done < qp->num_rqe) {
+		struct siw_rqe *slot = &qp->recvq[qp->rq_get &
+						  (qp->num_rqe - 1)];
+		struct siw_rqe rqe;
+		int ret;
+
+		/* pairs with the provider's store of VALID */
+		rqe.flags = smp_load_acquire(&slot->flags);
+		if (!(rqe.flags & SIW_WQE_VALID))
+			break;
+		rqe.id = slot->id;
+		rqe.num_sge = slot->num_sge;
+		rqe.sge[0] = slot->sge[0];
+		ret = iwmpa_rqe_post(qp, rqp, &rqe, qp->rq_get);
+		if (ret == -ENOBUFS)
+			break;
+		/* taken: the provider may fill the slot again */
+		smp_store_release(&slot->flags, 0);
+		if (ret) {
+			qp->rxb[qp->rq_get & (qp->num_rqe - 1)].id = rqe.id;
+			qp->rxb[qp->rq_get & (qp->num_rqe - 1)].mr = NULL;
+			iwmpa_rx_done(qp, qp->rq_get++, ret, 0, 0, false);
+			break;
+		}
+		qp->rq_get++;
+	}
+}
+
+/* RQEs never taken come back flushed (the QP is in error, or gone) */
+static void iwmpa_rq_flush(struct iwmpa_qp *qp)
+{
+	for (;;) {
+		struct siw_rqe *slot = &qp->recvq[qp->rq_get &
+						  (qp->num_rqe - 1)];
+
+		/* pairs with the provider's store of VALID */
+		if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID))
+			break;
+		qp->rxb[qp->rq_get & (qp->num_rqe - 1)].id = READ_ONCE(slot->id);
+		qp->rxb[qp->rq_get & (qp->num_rqe - 1)].mr = NULL;
+		iwmpa_rx_done(qp, qp->rq_get++, SIW_WC_WR_FLUSH_ERR, 0, 0,
+			      false);
+		/* the slot's reads before the provider may fill it again */
+		smp_store_release(&slot->flags, 0);
+	}
+}
+
+/* ---- RDMA Reads: the ORQ ---- */
+
+/**
+ * struct iwmpa_mr_rcu - a region's reference dropped after a grace period
+ * @rcu: the grace period
+ * @mr: the region
+ */
+struct iwmpa_mr_rcu {
+	struct rcu_head		rcu;
+	struct iwmpa_mr		*mr;
+};
+
+static void iwmpa_mr_put_rcu_cb(struct rcu_head *rcu)
+{
+	struct iwmpa_mr_rcu *d = container_of(rcu, struct iwmpa_mr_rcu, rcu);
+
+	iwmpa_mr_put(d->mr);
+	kfree(d);
+}
+
+/*
+ * Drop @mr once DDP's placements that may still write into it (under
+ * rcu_read_lock()) are over. Return: false without memory.
+ */
+static bool iwmpa_mr_put_rcu(struct iwmpa_mr *mr)
+{
+	struct iwmpa_mr_rcu *d = kmalloc(sizeof(*d), GFP_ATOMIC);
+
+	if (!d)
+		return false;
+	d->mr = mr;
+	call_rcu(&d->rcu, iwmpa_mr_put_rcu_cb);
+	return true;
+}
+
+/*
+ * A Read completed (its Read Response placed) or was flushed: softirq.
+ * A completed Read's sink STag is unpublished at once (as a Send with
+ * Invalidate would, without sleeping) and its region let go after a grace
+ * period; a flushed Read's sink waits for iwmpa_orq_reap().
+ */
+static void iwmpa_read_done(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
+			    u64 cookie, u16 status, u32 len)
+{
+	struct iwmpa_orqe *o = &qp->orq[cookie % qp->ord];
+
+	if (o->signalled || status != SIW_WC_SUCCESS)
+		iwmpa_complete(qp, qp->scq, o->id, SIW_OP_READ, status, len, 0,
+			       false);
+	if (status == SIW_WC_SUCCESS &&
+	    !ddp_invalidate_remote(rdmap_qp_stream(rqp), o->stag)) {
+		if (iwmpa_mr_put_rcu(o->mr))
+			o->mr = NULL;
+		else
+			o->unpublished = true;
+	}
+	/* pairs with the acquire in iwmpa_orq_reap() and the SQ's */
+	smp_store_release(&qp->orq_head, qp->orq_head + 1);
+	/* the SQ may go on (ORD, fence) */
+	queue_work(iwmpa_wq, &qp->tx_work);
+}
+
+/*
+ * Free the ORQ slots of the Reads that completed or were flushed. A sink
+ * still held: invalidate its STag (while the stream lives: its release
+ * invalidates what is left, and a late invalidation could hit a new
+ * region of the same STag), or wait a grace period if it is unpublished
+ * already; then let its region go. Under state_lock.
+ */
+static void iwmpa_orq_reap(struct iwmpa_qp *qp, bool stream_gone)
+{
+	/* pairs with the release in iwmpa_read_done() */
+	u32 head = smp_load_acquire(&qp->orq_head);
+
+	if (stream_gone)
+		head = qp->orq_tail;
+	while (qp->orq_reaped != head) {
+		struct iwmpa_orqe *o = &qp->orq[qp->orq_reaped % qp->ord];
+
+		if (o->mr) {
+			if (o->unpublished)
+				synchronize_rcu();
+			else if (!stream_gone)
+				ddp_invalidate(qp->pd->ddp, o->stag);
+			iwmpa_mr_put(o->mr);
+			o->mr = NULL;
+			o->unpublished = false;
+		}
+		qp->orq_reaped++;
+	}
+}
+
+/* ---- send: the SQ ring ---- */
+
+/*
+ * The SGEs of @sqe as an iterator over the regions' pages. Holds a
+ * reference on each region in @mrs. Return: a SIW_WC_* status.
+ */
+static u16 iwmpa_sge_iter(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
+			  struct iov_iter *it, struct bio_vec **bvp,
+			  struct iwmpa_mr **mrs, u32 *bytes)
+{
+	u32 pg[SIW_MAX_SGE], first[SIW_MAX_SGE];
+	u32 i, n = 0, nbv = 0, total = 0;
+	struct bio_vec *bv;
+
+	*bvp = NULL;
+	if (sqe->num_sge > SIW_MAX_SGE)
+		return SIW_WC_LOC_QP_OP_ERR;
+	for (i = 0; i < sqe->num_sge; i++) {
+		const struct siw_sge *sge = &sqe->sge[i];
+
+		mrs[i] = NULL;
+		if (!sge->length)
+			continue;
+		if (sge->length > U32_MAX - total)
+			return SIW_WC_LOC_LEN_ERR;
+		mrs[i] = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
+					 sge->length, false, &pg[i], &first[i]);
+		if (!mrs[i])
+			return SIW_WC_LOC_PROT_ERR;
+		nbv += DIV_ROUND_UP(first[i] + sge->length, PAGE_SIZE);
+		total += sge->length;
+	}
+	bv = kvmalloc_array(max(nbv, 1U), sizeof(*bv), GFP_KERNEL);
+	if (!bv)
+		return SIW_WC_GENERAL_ERR;
+	for (i = 0; i < sqe->num_sge; i++) {
+		u32 left = sqe->sge[i].length, off = first[i], p = pg[i];
+
+		while (left) {
+			u32 len = min_t(u32, left, PAGE_SIZE - off);
+
+			bvec_set_page(&bv[n++], mrs[i]->pages[p++], len, off);
+			left -= len;
+			off = 0;
+		}
+	}
+	iov_iter_bvec(it, ITER_SOURCE, bv, n, total);
+	*bvp = bv;
+	*bytes = total;
+	return SIW_WC_SUCCESS;
+}
+
+/* an RDMA Read: its sink gets a STag of the stream for the Read's time */
+static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
+			 bool signalled, u32 *bytes)
+{
+	const struct siw_sge *sge = &sqe->sge[0];
+	struct iwmpa_orqe *o = &qp->orq[qp->orq_tail % qp->ord];
+	struct rdmap_read_wr wr = {
+		.sink_to = sge->laddr,
+		.src_stag = sqe->rkey,
+		.src_to = sqe->raddr,
+		.len = sge->length,
+		.cookie = qp->orq_tail,
+	};
+	struct iwmpa_mr *mr;
+	u32 pg, first;
+	int ret;
+
+	if (sqe->num_sge != 1 || !sge->length)
+		return SIW_WC_LOC_LEN_ERR;
+	mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length, true,
+			     &pg, &first);
+	if (!mr)
+		return SIW_WC_LOC_PROT_ERR;
+	ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq),
+			    &mr->pages[pg],
+			    DIV_ROUND_UP(first + sge->length, PAGE_SIZE), first,
+			    sge->length, sge->laddr, DDP_ACCESS_REMOTE_WRITE,
+			    &wr.sink_stag);
+	if (ret) {
+		iwmpa_mr_put(mr);
+		return SIW_WC_GENERAL_ERR;
+	}
+	o->id = sqe->id;
+	o->stag = wr.sink_stag;
+	o->mr = mr;
+	o->signalled = signalled;
+	o->unpublished = false;
+	/* before the request: its response may come at once */
+	qp->orq_tail++;
+	ret = rdmap_read(qp->rq, &wr);
+	if (ret) {
+		/* never sent: nothing completes it */
+		qp->orq_tail--;
+		ddp_invalidate(qp->pd->ddp, o->stag);
+		o->mr = NULL;
+		iwmpa_mr_put(mr);
+		return ret == -ECONNABORTED ? SIW_WC_WR_FLUSH_ERR :
+					      SIW_WC_GENERAL_ERR;
+	}
+	*bytes = sge->length;
+	return SIW_WC_SUCCESS;
+}
+
+/* Execute one SQE (not a Read). Return: a SIW_WC_* status. */
+static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
+			 u32 *bytes)
+{
+	struct iwmpa_mr *mrs[SIW_MAX_SGE] = {};
+	struct bio_vec *bv = NULL;
+	struct iov_iter it;
+	struct kvec kv;
+	u16 status;
+	int ret, i;
+	u8 op;
+
+	if (sqe->flags & SIW_WQE_INLINE) {
+		if (sqe->sge[0].length > SIW_MAX_INLINE)
+			return SIW_WC_LOC_LEN_ERR;
+		kv.iov_base = (void *)&sqe->sge[1];
+		kv.iov_len = sqe->sge[0].length;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
+		*bytes = kv.iov_len;
+	} else {
+		status = iwmpa_sge_iter(qp, sqe, &it, &bv, mrs, bytes);
+		if (status != SIW_WC_SUCCESS)
+			goto out;
+	}
+	switch (sqe->opcode) {
+	case SIW_OP_SEND:
+	case SIW_OP_SEND_REMOTE_INV:
+		op = sqe->opcode == SIW_OP_SEND ? RDMAP_WIRE_OP_SEND :
+						  RDMAP_WIRE_OP_SEND_INV;
+		/* Send with SE, Send with SE and Invalidate: one more */
+		if (sqe->flags & SIW_WQE_SOLICITED)
+			op += RDMAP_WIRE_OP_SEND_SE - RDMAP_WIRE_OP_SEND;
+		ret = rdmap_send(qp->rq, op,
+				 op == RDMAP_WIRE_OP_SEND_INV ||
+				 op == RDMAP_WIRE_OP_SEND_SE_INV ?
+				 sqe->rkey : 0, &it);
+		break;
+	case SIW_OP_WRITE:
+		ret = rdmap_write(qp->rq, sqe->rkey, sqe->raddr, &it);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+		break;
+	}
+	if (ret == -EOPNOTSUPP)
+		status = SIW_WC_LOC_QP_OP_ERR;
+	else if (ret == -ECONNABORTED || ret == -EPIPE)
+		status = SIW_WC_WR_FLUSH_ERR;
+	else
+		status = ret ? SIW_WC_GENERAL_ERR : SIW_WC_SUCCESS;
+out:
+	for (i = 0; i < SIW_MAX_SGE; i++)
+		if (mrs[i])
+			iwmpa_mr_put(mrs[i]);
+	kvfree(bv);
+	return status;
+}
+
+static const u8 iwmpa_sq_ops_ok[] = {
+	[SIW_OP_WRITE] = 1, [SIW_OP_READ] = 1, [SIW_OP_SEND] = 1,
+	[SIW_OP_SEND_REMOTE_INV] = 1,
+};
+
+/*
+ * Consume the SQ ring in order until it is empty, the ORD is full or a
+ * fenced SQE waits for the Reads before it. Under state_lock, connected.
+ * Return: false if an SQE failed (the QP goes to error).
+ */
+static bool iwmpa_sq_process(struct iwmpa_qp *qp)
+{
+	for (;;) {
+		struct siw_sqe *slot = &qp->sendq[qp->sq_get &
+						  (qp->num_sqe - 1)];
+		u32 bytes = 0, reads;
+		struct siw_sqe sqe;
+		bool signalled;
+		u16 status;
+
+		/* pairs with the provider's store of VALID */
+		sqe.flags = smp_load_acquire(&slot->flags);
+		if (!(sqe.flags & SIW_WQE_VALID))
+			return true;
+		memcpy(&sqe, slot, sizeof(sqe));
+		sqe.flags = READ_ONCE(slot->flags);
+		/* pairs with the release in iwmpa_read_done() */
+		reads = qp->orq_tail - smp_load_acquire(&qp->orq_head);
+		if ((sqe.flags & SIW_WQE_READ_FENCE) && reads)
+			return true;
+		/* the ORD agreed; a slot of the ORQ is free once reaped */
+		if (sqe.opcode == SIW_OP_READ &&
+		    (reads >= qp->ord_conn ||
+		     qp->orq_tail - qp->orq_reaped >= qp->ord)) {
+			iwmpa_orq_reap(qp, false);
+			if (reads >= qp->ord_conn ||
+			    qp->orq_tail - qp->orq_reaped >= qp->ord)
+				return true;
+		}
+		signalled = qp->sq_sig_all || (sqe.flags & SIW_WQE_SIGNALLED);
+		if (sqe.opcode >= ARRAY_SIZE(iwmpa_sq_ops_ok) ||
+		    !iwmpa_sq_ops_ok[sqe.opcode])
+			status = SIW_WC_LOC_QP_OP_ERR;
+		else if (sqe.opcode == SIW_OP_READ)
+			status = iwmpa_sq_read(qp, &sqe, signalled, &bytes);
+		else
+			status = iwmpa_sq_exec(qp, &sqe, &bytes);
+		/* taken: the provider may fill the slot again */
+		smp_store_release(&slot->flags, 0);
+		qp->sq_get++;
+		/*
+		 * The clear before the next slot's load: the provider rings
+		 * the doorbell only if it sees the slot before its new one
+		 * cleared.
+		 */
+		smp_mb();
+		if (status != SIW_WC_SUCCESS) {
+			iwmpa_complete(qp, qp->scq, sqe.id, sqe.opcode, status,
+				       0, 0, false);
+			return false;
+		}
+		if (sqe.opcode != SIW_OP_READ && signalled)
+			iwmpa_complete(qp, qp->scq, sqe.id, sqe.opcode,
+				       SIW_WC_SUCCESS, bytes, 0, false);
+	}
+}
+
+/* SQEs not executed come back flushed (the QP is in error, or gone) */
+static void iwmpa_sq_flush(struct iwmpa_qp *qp)
+{
+	for (;;) {
+		struct siw_sqe *slot = &qp->sendq[qp->sq_get &
+						  (qp->num_sqe - 1)];
+
+		/* pairs with the provider's store of VALID */
+		if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID))
+			break;
+		iwmpa_complete(qp, qp->scq, READ_ONCE(slot->id),
+			       READ_ONCE(slot->opcode), SIW_WC_WR_FLUSH_ERR, 0,
+			       0, false);
+		/* the slot's reads before the provider may fill it again */
+		smp_store_release(&slot->flags, 0);
+		qp->sq_get++;
+		/* the clear before the next slot's load, see iwmpa_sq_process() */
+		smp_mb();
+	}
+}
+
+/* ---- connection ---- */
+
+/*
+ * End the connection: RDMAP's queue pair goes (its posted receives and
+ * outstanding Reads come back flushed), then what the rings still hold.
+ * The QP is in error afterwards. Idempotent.
+ */
+static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive, bool tell_cm,
+			 bool graceful)
+{
+	struct iwmpa_cep *cep;
+	struct rdmap_qp *rq;
+
+	mutex_lock(&qp->state_lock);
+	rq = qp->rq;
+	cep = qp->cep;
+	qp->rq = NULL;
+	qp->cep = NULL;
+	if (qp->state != IB_QPS_RESET)
+		qp->state = IB_QPS_ERR;
+	if (rq) {
+		rdmap_qp_destroy(rq, abortive);
+		iwmpa_orq_reap(qp, true);
+	}
+	iwmpa_sq_flush(qp);
+	iwmpa_rq_flush(qp);
+	mutex_unlock(&qp->state_lock);
+	if (cep && tell_cm)
+		iwmpa_cm_qp_ended(cep, graceful);
+}
+
+static void iwmpa_qp_fatal(struct iwmpa_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.element.qp = &qp->base,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
+static void iwmpa_tx_work(struct work_struct *work)
+{
+	struct iwmpa_qp *qp = container_of(work, struct iwmpa_qp, tx_work);
+	bool ok = true;
+
+	if (test_and_clear_bit(IWMPA_QP_END, &qp->flags)) {
+		bool abort = test_and_clear_bit(IWMPA_QP_END_ABORT, &qp->flags);
+
+		if (abort)
+			iwmpa_qp_fatal(qp);
+		iwmpa_qp_end(qp, abort, true, !abort);
+		return;
+	}
+	mutex_lock(&qp->state_lock);
+	if (qp->rq) {
+		iwmpa_orq_reap(qp, false);
+		ok = iwmpa_sq_process(qp);
+	} else if (qp->state == IB_QPS_ERR) {
+		iwmpa_sq_flush(qp);
+	}
+	mutex_unlock(&qp->state_lock);
+	if (!ok) {
+		iwmpa_qp_fatal(qp);
+		iwmpa_qp_end(qp, true, true, false);
+	}
+}
+
+/* RDMAP's completions and errors: softirq or the socket lock held */
+static void iwmpa_qp_event(struct rdmap_qp *rqp, const struct rdmap_event *ev)
+{
+	struct iwmpa_qp *qp = rdmap_qp_priv(rqp);
+
+	switch (ev->type) {
+	case RDMAP_EV_RECV:
+		iwmpa_rx_done(qp, ev->cookie, SIW_WC_SUCCESS, ev->len,
+			      ev->inv_stag,
+			      ev->op == RDMAP_WIRE_OP_SEND_SE ||
+			      ev->op == RDMAP_WIRE_OP_SEND_SE_INV);
+		break;
+	case RDMAP_EV_FLUSH:
+		iwmpa_rx_done(qp, ev->cookie, SIW_WC_WR_FLUSH_ERR, 0, 0, false);
+		break;
+	case RDMAP_EV_READ_DONE:
+		iwmpa_read_done(qp, rqp, ev->cookie, SIW_WC_SUCCESS, ev->len);
+		break;
+	case RDMAP_EV_READ_FLUSH:
+		iwmpa_read_done(qp, rqp, ev->cookie, SIW_WC_WR_FLUSH_ERR, 0);
+		break;
+	case RDMAP_EV_TERMINATE:
+		set_bit(IWMPA_QP_END_ABORT, &qp->flags);
+		fallthrough;
+	case RDMAP_EV_PEER_CLOSED:
+		set_bit(IWMPA_QP_END, &qp->flags);
+		queue_work(iwmpa_wq, &qp->tx_work);
+		break;
+	}
+}
+
+static const struct rdmap_qp_ops iwmpa_rdmap_ops = {
+	.event = iwmpa_qp_event,
+	.refill = iwmpa_qp_refill,
+};
+
+/* see iwmpa.h */
+int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
+		   struct socket *sock, u32 ird, u32 ord)
+{
+	struct rdmap_qp_attr attr = {
+		.ird = clamp_t(u32, ird, 1, RDMAP_MAX_IRD),
+		.ord = clamp_t(u32, ord, 1, qp->ord),
+	};
+	enum ib_qp_state old;
+	struct rdmap_qp *rq;
+
+	mutex_lock(&qp->state_lock);
+	old = qp->state;
+	if (qp->rq || (old != IB_QPS_RESET && old != IB_QPS_INIT &&
+		       old != IB_QPS_RTR)) {
+		mutex_unlock(&qp->state_lock);
+		return -EINVAL;
+	}
+	qp->ird = attr.ird;
+	qp->ord_conn = attr.ord;
+	/* the callbacks may run inside rdmap_qp_create() */
+	qp->state = IB_QPS_RTS;
+	rq = rdmap_qp_create(qp->pd->ddp, sock, &attr, &iwmpa_rdmap_ops, qp);
+	if (IS_ERR(rq)) {
+		qp->state = old;
+		mutex_unlock(&qp->state_lock);
+		return PTR_ERR(rq);
+	}
+	qp->rq = rq;
+	qp->cep = cep;
+	mutex_unlock(&qp->state_lock);
+	/* SQEs posted before the connection */
+	queue_work(iwmpa_wq, &qp->tx_work);
+	return 0;
+}
+
+/* see iwmpa.h */
+void iwmpa_qp_stop(struct iwmpa_qp *qp, bool abortive)
+{
+	iwmpa_qp_end(qp, abortive, false, !abortive);
+}
+
+/* ---- queue pairs: verbs ---- */
+
+/**
+ * iwmpa_create_qp() - a queue pair with SQ and RQ rings user space maps
+ * @ibqp: the QP, allocated by the RDMA core
+ * @attr: RC only, no SRQ; the ring sizes are rounded up to powers of 2
+ *	and written back to @attr->cap
+ * @udata: out: struct siw_uresp_create_qp
+ *
+ * Kernel QPs are not supported yet.
+ *
+ * Return: 0 or a negative errno.
+ */
+int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(ibqp->device);
+	const struct iwmpa_limits *l = &dev->limits;
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+	struct siw_uresp_create_qp uresp = {};
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 id;
+	int ret;
+
+	if (!udata || attr->qp_type != IB_QPT_RC || attr->srq ||
+	    attr->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > l->max_qp_wr || cap->max_recv_wr > l->max_qp_wr ||
+	    cap->max_send_sge > l->max_sge || cap->max_recv_sge > l->max_sge ||
+	    cap->max_inline_data > SIW_MAX_INLINE)
+		return -EINVAL;
+	if (udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (!iwmpa_count_get(&dev->num_qp, l->max_qp))
+		return -ENOMEM;
+	qp->dev = dev;
+	qp->pd = to_iwmpa_pd(ibqp->pd);
+	qp->scq = to_iwmpa_cq(attr->send_cq);
+	qp->rcq = to_iwmpa_cq(attr->recv_cq);
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	mutex_init(&qp->state_lock);
+	INIT_WORK(&qp->tx_work, iwmpa_tx_work);
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->ord = l->ord;
+	qp->ird = l->ird;
+	qp->num_sqe = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	qp->num_rqe = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	ret = -ENOMEM;
+	qp->rxb = kcalloc(qp->num_rqe, sizeof(*qp->rxb), GFP_KERNEL);
+	qp->orq = kcalloc(qp->ord, sizeof(*qp->orq), GFP_KERNEL);
+	if (!qp->rxb || !qp->orq)
+		goto err_free;
+	qp->sendq = iwmpa_ring_alloc(udata, qp->num_sqe * sizeof(*qp->sendq),
+				     &qp->sq_mmap, &uresp.sq_key);
+	if (!qp->sendq)
+		goto err_free;
+	qp->recvq = iwmpa_ring_alloc(udata, qp->num_rqe * sizeof(*qp->recvq),
+				     &qp->rq_mmap, &uresp.rq_key);
+	if (!qp->recvq)
+		goto err_sq;
+	ret = xa_alloc(&dev->qps, &id, qp, XA_LIMIT(1, l->max_qp), GFP_KERNEL);
+	if (ret)
+		goto err_rq;
+	ibqp->qp_num = id;
+	cap->max_send_wr = qp->num_sqe;
+	cap->max_recv_wr = qp->num_rqe;
+	cap->max_send_sge = l->max_sge;
+	cap->max_recv_sge = l->max_sge;
+	cap->max_inline_data = SIW_MAX_INLINE;
+	uresp.qp_id = id;
+	uresp.num_sqe = qp->num_sqe;
+	uresp.num_rqe = qp->num_rqe;
+	ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	if (ret)
+		goto err_xa;
+	return 0;
+
+err_xa:
+	xa_erase(&dev->qps, id);
+err_rq:
+	iwmpa_ring_free(qp->rq_mmap);
+err_sq:
+	iwmpa_ring_free(qp->sq_mmap);
+err_free:
+	kfree(qp->orq);
+	kfree(qp->rxb);
+	atomic_dec(&dev->num_qp);
+	return ret;
+}
+
+/**
+ * iwmpa_destroy_qp() - end the connection and free a queue pair
+ * @ibqp: the QP
+ * @udata: unused
+ *
+ * Waits until the connection manager and the iWARP CM dropped their
+ * references.
+ *
+ * Return: 0.
+ */
+int iwmpa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+
+	iwmpa_qp_end(qp, true, true, false);
+	cancel_work_sync(&qp->tx_work);
+	xa_erase(&qp->dev->qps, ibqp->qp_num);
+	iwmpa_qp_put(ibqp);
+	wait_for_completion(&qp->freed);
+	iwmpa_ring_free(qp->rq_mmap);
+	iwmpa_ring_free(qp->sq_mmap);
+	kfree(qp->orq);
+	kfree(qp->rxb);
+	atomic_dec(&qp->dev->num_qp);
+	return 0;
+}
+
+/**
+ * iwmpa_modify_qp() - change a queue pair's state
+ * @ibqp: the QP
+ * @attr: the new state (other attributes are accepted and ignored)
+ * @mask: IB_QP_*
+ * @udata: unused
+ *
+ * RESET, INIT and RTR before the connection; RTS is entered by the
+ * connection manager; SQD (the iWARP CM's graceful disconnect) closes
+ * the connection, ERROR aborts it. Either flushes what is posted.
+ *
+ * Return: 0, -EINVAL for a transition that is not allowed.
+ */
+int iwmpa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+	int ret = 0;
+
+	if (!(mask & IB_QP_STATE))
+		return 0;
+	switch (attr->qp_state) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+	case IB_QPS_RTR:
+	case IB_QPS_RTS:
+		mutex_lock(&qp->state_lock);
+		if (attr->qp_state == IB_QPS_RTS)
+			ret = qp->state == IB_QPS_RTS ? 0 : -EINVAL;
+		else if (qp->rq)
+			ret = -EINVAL;
+		else
+			qp->state = attr->qp_state;
+		mutex_unlock(&qp->state_lock);
+		return ret;
+	case IB_QPS_SQD:
+		iwmpa_qp_end(qp, false, true, true);
+		return 0;
+	case IB_QPS_ERR:
+		iwmpa_qp_end(qp, true, true, false);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * iwmpa_query_qp() - a queue pair's state and capabilities
+ * @ibqp: the QP
+ * @attr: out: state, capabilities, RDMA Read depths
+ * @mask: ignored, everything is filled in
+ * @init: out: the capabilities and types
+ *
+ * Return: 0.
+ */
+int iwmpa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	mutex_lock(&qp->state_lock);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	mutex_unlock(&qp->state_lock);
+	attr->cap.max_send_wr = qp->num_sqe;
+	attr->cap.max_recv_wr = qp->num_rqe;
+	attr->cap.max_send_sge = qp->dev->limits.max_sge;
+	attr->cap.max_recv_sge = qp->dev->limits.max_sge;
+	attr->cap.max_inline_data = SIW_MAX_INLINE;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	attr->path_mtu = IB_MTU_4096;
+	init->cap = attr->cap;
+	init->send_cq = &qp->scq->base;
+	init->recv_cq = &qp->rcq->base;
+	init->qp_type = IB_QPT_RC;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/**
+ * iwmpa_post_send() - the SQ ring's doorbell
+ * @ibqp: the QP
+ * @wr: NULL from user space (siw's provider writes the SQEs into the
+ *	ring); kernel work requests are not supported yet
+ * @bad: out: @wr when refused
+ *
+ * Return: 0, -EOPNOTSUPP for a kernel work request.
+ */
+int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad)
+{
+	if (wr) {
+		*bad = wr;
+		return -EOPNOTSUPP;
+	}
+	queue_work(iwmpa_wq, &to_iwmpa_qp(ibqp)->tx_work);
+	return 0;
+}
+
+/**
+ * iwmpa_post_recv() - kernel receives: not supported yet
+ * @ibqp: the QP
+ * @wr: the work requests
+ * @bad: out: @wr
+ *
+ * User space posts into the RQ ring without a system call.
+ * Return: -EOPNOTSUPP.
+ */
+int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad)
+{
+	*bad = wr;
+	return -EOPNOTSUPP;
+}
