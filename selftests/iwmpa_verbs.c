@@ -2,9 +2,12 @@
 /*
  * The verbs of iwmpa.ko through libibverbs and rdma-core's siw provider
  * (TAP): open the device, query it, allocate a PD, register 1 MiB of
- * memory and a piece of it at an odd address, check that the verbs not
- * implemented yet fail with EOPNOTSUPP, then free everything. A helper
- * of iwmpa_device.sh, which creates the device first.
+ * memory and a piece of it at an odd address, refuse remote atomics;
+ * create a CQ and a QP (ring sizes rounded up to powers of 2, limits
+ * refused with EINVAL), post a Send and a receive on the unconnected QP,
+ * and find both flushed into the CQ when the QP is destroyed; then free
+ * everything. A helper of iwmpa_device.sh, which creates the device
+ * first.
  *
  * Usage: iwmpa_verbs DEV [HOLD]
  *   With HOLD, once the PD and the MRs exist, print "# ready" and wait
@@ -56,13 +59,28 @@ int main(int argc, char **argv)
 	struct ibv_device_attr attr;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd = NULL;
-	struct ibv_cq *cq;
+	struct ibv_qp_init_attr qia = {
+		.cap = { .max_send_wr = 5, .max_recv_wr = 3,
+			 .max_send_sge = 2, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	struct ibv_recv_wr rwr = { .wr_id = 0x5678, .num_sge = 1 }, *bad_rwr;
+	struct ibv_send_wr swr = {
+		.wr_id = 0x1234, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad_swr;
+	struct ibv_sge sge = { .length = 64 };
+	struct ibv_cq *cq = NULL, *bad_cq;
+	struct ibv_wc wc[4];
+	struct ibv_qp *qp;
+	int n;
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
 	char *buf;
 
 	ksft_print_header();
-	ksft_set_plan(8);
+	ksft_set_plan(14);
 	if (argc < 2)
 		ksft_exit_skip("usage: %s DEV [HOLD]\n", argv[0]);
 	buf = aligned_alloc(4096, MR_LEN);
@@ -114,21 +132,72 @@ int main(int argc, char **argv)
 		ibv_dereg_mr(bad);
 
 	errno = 0;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	ksft_test_result(!cq && errno == EOPNOTSUPP,
-			 "create CQ: EOPNOTSUPP, not implemented yet (%s)\n",
+	bad_cq = ibv_create_cq(ctx, 8193, NULL, NULL, 0);
+	ksft_test_result(!bad_cq && errno == EINVAL,
+			 "CQ of 8193 entries (max_cqe 8192): EINVAL (%s)\n",
 			 strerror(errno));
-	if (cq)
-		ibv_destroy_cq(cq);
+	if (bad_cq)
+		ibv_destroy_cq(bad_cq);
+	cq = ibv_create_cq(ctx, 10, NULL, NULL, 0);
+	ksft_test_result(cq && cq->cqe == 16, "CQ of 10 entries: 16 (%d)\n",
+			 cq ? cq->cqe : -1);
+	if (!cq || !mr)
+		goto out;
+
+	qia.send_cq = cq;
+	qia.recv_cq = cq;
+	qia.cap.max_send_wr = 1025;
+	errno = 0;
+	qp = ibv_create_qp(pd, &qia);
+	ksft_test_result(!qp && errno == EINVAL,
+			 "QP of 1025 send WRs (max_qp_wr 1024): EINVAL (%s)\n",
+			 strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	qia.cap.max_send_wr = 5;
+	qp = ibv_create_qp(pd, &qia);
+	ksft_test_result(qp && qp->qp_num && qia.cap.max_send_wr == 8 &&
+			 qia.cap.max_recv_wr == 4,
+			 "QP %u: SQ 8, RQ 4 (%u, %u)\n", qp ? qp->qp_num : 0,
+			 qia.cap.max_send_wr, qia.cap.max_recv_wr);
+	if (!qp)
+		goto out;
+	ksft_test_result(!ibv_modify_qp(qp, &qa, IBV_QP_STATE) &&
+			 (qa.qp_state = IBV_QPS_RTS,
+			  ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EINVAL),
+			 "QP to INIT; to RTS without a connection: EINVAL\n");
+
+	/* nothing sends or receives on a QP without a connection */
+	sge.addr = (uintptr_t)buf;
+	sge.lkey = mr->lkey;
+	swr.sg_list = &sge;
+	rwr.sg_list = &sge;
+	errno = 0;
+	n = ibv_post_send(qp, &swr, &bad_swr);
+	if (n)
+		ksft_print_msg("post_send: %d (%s)\n", n, strerror(errno));
+	ksft_test_result(!n && !ibv_post_recv(qp, &rwr, &bad_rwr) &&
+			 ibv_poll_cq(cq, 4, wc) == 0,
+			 "post a Send and a receive: no completion\n");
+	ibv_destroy_qp(qp);
+	n = ibv_poll_cq(cq, 4, wc);
+	ksft_test_result(n == 2 && wc[0].wr_id == 0x1234 &&
+			 wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+			 wc[0].opcode == IBV_WC_SEND &&
+			 wc[1].wr_id == 0x5678 &&
+			 wc[1].status == IBV_WC_WR_FLUSH_ERR &&
+			 wc[1].opcode == IBV_WC_RECV,
+			 "destroy QP: both flushed into the CQ (%d)\n", n);
 
 	if (argc > 2)
 		wait_file(argv[2]);
 out:
-	ksft_test_result((!piece || !ibv_dereg_mr(piece)) &&
+	ksft_test_result((!cq || !ibv_destroy_cq(cq)) &&
+			 (!piece || !ibv_dereg_mr(piece)) &&
 			 (!mr || !ibv_dereg_mr(mr)) &&
 			 (!pd || !ibv_dealloc_pd(pd)) &&
 			 !ibv_close_device(ctx),
-			 "deregister, free the PD, close\n");
+			 "destroy the CQ, deregister, free the PD, close\n");
 	free(buf);
 	ksft_finished();
 }
