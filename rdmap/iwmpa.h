@@ -369,10 +369,6 @@ struct ib_qp *iwmpa_iw_get_qp(struct ib_device *ibdev, int qpn);
  * move it to RTS. @cep is kept in qp->cep until the connection ends.
  * Process context. Return: 0 or a negative errno (then nothing changed).
  *
- * iwmpa_qp_stop(): end the queue pair's connection, from the connection
- * manager (the socket is closing): destroy the RDMAP queue pair (abortive
- * or not), flush the rings, clear qp->cep. Process context; idempotent.
- *
  * iwmpa_cm_qp_ended(): from the queue pair to the connection manager:
  * the RDMAP queue pair is gone (the peer closed or terminated, the QP
  * moved to ERROR/SQD, or destroy_qp); @graceful: the peer closed, or this
@@ -383,7 +379,6 @@ struct ib_qp *iwmpa_iw_get_qp(struct ib_device *ibdev, int qpn);
  */
 int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
 		   struct socket *sock, u32 ird, u32 ord);
-void iwmpa_qp_stop(struct iwmpa_qp *qp, bool abortive);
 void iwmpa_cm_qp_ended(struct iwmpa_cep *cep, bool graceful);
 
 /* iwmpa_cm.c: the connection manager (struct iw_cm_verbs) */

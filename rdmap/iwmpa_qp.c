@@ -359,6 +359,16 @@ static void iwmpa_rx_done(struct iwmpa_qp *qp, u64 cookie, u16 status,
 	qp->rx_done++;
 }
 
+/* the RQE at rq_get completes without a buffer posted: an error, a flush */
+static void iwmpa_rqe_fail(struct iwmpa_qp *qp, u64 id, u16 status)
+{
+	struct iwmpa_rxb *rb = &qp->rxb[qp->rq_get & (qp->num_rqe - 1)];
+
+	rb->id = id;
+	rb->mr = NULL;
+	iwmpa_rx_done(qp, qp->rq_get++, status, 0, 0, false);
+}
+
 /*
  * Post the buffer of one RQE with RDMAP. Return: 0, -ENOBUFS when DDP
  * holds as many buffers as it takes (the RQE stays in the ring for a
@@ -422,9 +432,7 @@ static void iwmpa_qp_refill(struct rdmap_qp *rqp)
 		/* taken: the provider may fill the slot again */
 		smp_store_release(&slot->flags, 0);
 		if (ret) {
-			qp->rxb[qp->rq_get & (qp->num_rqe - 1)].id = rqe.id;
-			qp->rxb[qp->rq_get & (qp->num_rqe - 1)].mr = NULL;
-			iwmpa_rx_done(qp, qp->rq_get++, ret, 0, 0, false);
+			iwmpa_rqe_fail(qp, rqe.id, ret);
 			break;
 		}
 		qp->rq_get++;
@@ -441,10 +449,7 @@ static void iwmpa_rq_flush(struct iwmpa_qp *qp)
 		/* pairs with the provider's store of VALID */
 		if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID))
 			break;
-		qp->rxb[qp->rq_get & (qp->num_rqe - 1)].id = READ_ONCE(slot->id);
-		qp->rxb[qp->rq_get & (qp->num_rqe - 1)].mr = NULL;
-		iwmpa_rx_done(qp, qp->rq_get++, SIW_WC_WR_FLUSH_ERR, 0, 0,
-			      false);
+		iwmpa_rqe_fail(qp, READ_ONCE(slot->id), SIW_WC_WR_FLUSH_ERR);
 		/* the slot's reads before the provider may fill it again */
 		smp_store_release(&slot->flags, 0);
 	}
@@ -800,8 +805,7 @@ static void iwmpa_sq_flush(struct iwmpa_qp *qp)
  * outstanding Reads come back flushed), then what the rings still hold.
  * The QP is in error afterwards. Idempotent.
  */
-static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive, bool tell_cm,
-			 bool graceful)
+static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 {
 	struct iwmpa_cep *cep;
 	struct rdmap_qp *rq;
@@ -820,8 +824,8 @@ static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive, bool tell_cm,
 	iwmpa_sq_flush(qp);
 	iwmpa_rq_flush(qp);
 	mutex_unlock(&qp->state_lock);
-	if (cep && tell_cm)
-		iwmpa_cm_qp_ended(cep, graceful);
+	if (cep)
+		iwmpa_cm_qp_ended(cep, !abortive);
 }
 
 static void iwmpa_qp_fatal(struct iwmpa_qp *qp)
@@ -846,7 +850,7 @@ static void iwmpa_tx_work(struct work_struct *work)
 
 		if (abort)
 			iwmpa_qp_fatal(qp);
-		iwmpa_qp_end(qp, abort, true, !abort);
+		iwmpa_qp_end(qp, abort);
 		return;
 	}
 	mutex_lock(&qp->state_lock);
@@ -859,7 +863,7 @@ static void iwmpa_tx_work(struct work_struct *work)
 	mutex_unlock(&qp->state_lock);
 	if (!ok) {
 		iwmpa_qp_fatal(qp);
-		iwmpa_qp_end(qp, true, true, false);
+		iwmpa_qp_end(qp, true);
 	}
 }
 
@@ -933,12 +937,6 @@ int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
 	/* SQEs posted before the connection */
 	queue_work(iwmpa_wq, &qp->tx_work);
 	return 0;
-}
-
-/* see iwmpa.h */
-void iwmpa_qp_stop(struct iwmpa_qp *qp, bool abortive)
-{
-	iwmpa_qp_end(qp, abortive, false, !abortive);
 }
 
 /* ---- queue pairs: verbs ---- */
@@ -1047,7 +1045,7 @@ int iwmpa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
 
-	iwmpa_qp_end(qp, true, true, false);
+	iwmpa_qp_end(qp, true);
 	cancel_work_sync(&qp->tx_work);
 	xa_erase(&qp->dev->qps, ibqp->qp_num);
 	iwmpa_qp_put(ibqp);
@@ -1096,10 +1094,10 @@ int iwmpa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		mutex_unlock(&qp->state_lock);
 		return ret;
 	case IB_QPS_SQD:
-		iwmpa_qp_end(qp, false, true, true);
+		iwmpa_qp_end(qp, false);
 		return 0;
 	case IB_QPS_ERR:
-		iwmpa_qp_end(qp, true, true, false);
+		iwmpa_qp_end(qp, true);
 		return 0;
 	default:
 		return -EINVAL;
