@@ -124,6 +124,8 @@ struct ddp_mem {
  * @base_to: tagged offset of its first octet
  * @access: DDP_ACCESS_*
  * @valid: false once invalidated
+ * @reserved: its index is reserved (ddp_stag_reserve()): invalidation
+ *	returns the index to the reservation instead of freeing it
  * @users: senders of its pages (ddp_mr_get()): the free waits for them
  * @dead: on a list of buffers to free after an RCU grace period
  * @pd: its PD, for the free after the peer's invalidation
@@ -141,6 +143,7 @@ struct ddp_mr {
 	u64		base_to;
 	u32		access;
 	bool		valid;
+	bool		reserved;
 	atomic_t	users;
 	struct list_head dead;
 	struct ddp_pd	*pd;

@@ -271,31 +271,42 @@ static u32 ddp_stag_index(const struct ddp_pd *pd, u32 ctr)
  * space in an order the peer cannot derive (RFC 5042 section 5.1: STags
  * hard to guess), and one does not come back before the counter went
  * round, i.e. before 2^24 registrations on the PD: an invalidated STag
- * is not reused soon. The 8-bit key is random. -EBUSY when
- * DDP_STAG_TRIES indexes in a row are in use.
+ * is not reused soon. The 8-bit key is random. Store @mr (NULL: reserve
+ * the index) at the next free index, under the xarray lock. -EBUSY when
+ * DDP_STAG_TRIES indexes in a row are in use or reserved.
  */
-static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
+static int ddp_stag_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 {
 	int ret = -EBUSY, tries;
-	u32 idx;
+	u32 idx, s;
 
-	mr->valid = true;
-	xa_lock_bh(&pd->mrs);
 	for (tries = 0; tries < DDP_STAG_TRIES; tries++) {
 		idx = ddp_stag_index(pd, pd->stag_ctr);
 		pd->stag_ctr = (pd->stag_ctr + 1) & DDP_STAG_INDEX_MAX;
 		if (!idx)
 			continue;
+		s = idx << 8 | get_random_u8();
 		/* set before the buffer is visible to lookups */
-		mr->stag = idx << 8 | get_random_u8();
+		if (mr)
+			mr->stag = s;
 		/* -EBUSY: the index is in use, try the next one */
 		ret = __xa_insert(&pd->mrs, idx, mr, GFP_KERNEL_ACCOUNT);
 		if (ret != -EBUSY)
 			break;
 	}
-	xa_unlock_bh(&pd->mrs);
 	if (!ret)
-		*stag = mr->stag;
+		*stag = s;
+	return ret;
+}
+
+static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
+{
+	int ret;
+
+	mr->valid = true;
+	xa_lock_bh(&pd->mrs);
+	ret = ddp_stag_insert(pd, mr, stag);
+	xa_unlock_bh(&pd->mrs);
 	return ret;
 }
 
@@ -359,6 +370,100 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 }
 EXPORT_SYMBOL_GPL(ddp_reg_pages);
 
+/**
+ * ddp_stag_reserve() - reserve an STag index for fast registration
+ * @pd: the PD
+ * @stag: out: an STag with the reserved index and a random key
+ *
+ * For a verbs provider's fast-registration memory regions: the index
+ * stays the caller's, unused by other registrations, until
+ * ddp_stag_release(); ddp_reg_pages_at() registers a buffer under it
+ * with a key of the caller's choice, and invalidating that buffer
+ * returns the index to the reservation.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ddp_stag_reserve(struct ddp_pd *pd, u32 *stag)
+{
+	int ret;
+
+	xa_lock_bh(&pd->mrs);
+	ret = ddp_stag_insert(pd, NULL, stag);
+	xa_unlock_bh(&pd->mrs);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_stag_reserve);
+
+/**
+ * ddp_stag_release() - give a reserved STag index back
+ * @pd: the PD
+ * @stag: an STag of ddp_stag_reserve(), with any key
+ *
+ * A buffer still registered under the index is not touched: invalidate
+ * it first.
+ */
+void ddp_stag_release(struct ddp_pd *pd, u32 stag)
+{
+	xa_lock_bh(&pd->mrs);
+	__xa_cmpxchg(&pd->mrs, stag >> 8, XA_ZERO_ENTRY, NULL, 0);
+	xa_unlock_bh(&pd->mrs);
+}
+EXPORT_SYMBOL_GPL(ddp_stag_release);
+
+/**
+ * ddp_reg_pages_at() - register kernel pages under a reserved STag index
+ * @pd: the PD; the buffer is usable by every stream of it
+ * @pages: the pages; they must stay until the buffer is invalidated
+ * @npages: their number
+ * @first: offset of the first octet in the first page
+ * @len: length in octets
+ * @base_to: tagged offset of the first octet
+ * @access: DDP_ACCESS_*
+ * @stag: the STag: an index of ddp_stag_reserve() and the caller's key
+ *
+ * Return: 0, -EBUSY if a buffer is registered under the index already
+ * (or the index is not reserved), another negative errno.
+ */
+int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
+		     u32 first, u64 len, u64 base_to, u32 access, u32 stag)
+{
+	struct ddp_mr *mr;
+	int ret;
+
+	if (!(stag >> 8))
+		return -EINVAL;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return -ENOMEM;
+	ret = ddp_mem_pages(&mr->mem, pages, npages, first, len,
+			    GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(mr);
+		return ret;
+	}
+	mr->stag = stag;
+	mr->owner = pd->id;
+	mr->base_to = base_to;
+	mr->access = access;
+	mr->pd = pd;
+	mr->reserved = true;
+	mr->valid = true;
+	xa_lock_bh(&pd->mrs);
+	/* a reserved slot is replaced without allocating */
+	__xa_cmpxchg(&pd->mrs, stag >> 8, XA_ZERO_ENTRY, mr, GFP_ATOMIC);
+	if (xa_load(&pd->mrs, stag >> 8) != mr)
+		ret = -EBUSY;
+	xa_unlock_bh(&pd->mrs);
+	if (ret) {
+		ddp_mr_free(mr);
+		return ret;
+	}
+	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
+	trace_ddp_stag_reg(pd->id, stag, base_to, len);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ddp_reg_pages_at);
+
 /* Wait until no sender holds @mr (ddp_mr_get()). */
 static void ddp_mr_wait_users(struct ddp_mr *mr)
 {
@@ -394,7 +499,11 @@ static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
 		return mr;
 	}
 	WRITE_ONCE(mr->valid, false);
-	__xa_erase(&pd->mrs, stag >> 8);
+	/* a fixed index goes back to its reservation (no allocation) */
+	if (mr->reserved)
+		__xa_cmpxchg(&pd->mrs, stag >> 8, mr, XA_ZERO_ENTRY, GFP_ATOMIC);
+	else
+		__xa_erase(&pd->mrs, stag >> 8);
 	/* after the erase: see ddp_rx_mr() */
 	smp_store_release(&pd->gen, pd->gen + 1);
 	xa_unlock_bh(&pd->mrs);

@@ -204,6 +204,53 @@ TEST_F(kc, tagged_placed)
 	EXPECT_TRUE(all_zero(self->tag + 4200, KC_TAG_LEN - 4200));
 }
 
+/*
+ * Fast registration: a reserved STag index takes a buffer under the
+ * caller's key, one at a time; invalidation returns the index to the
+ * reservation, release gives it back.
+ */
+TEST_F(kc, reserved_stag)
+{
+	struct ddp_tagged_hdr h = {
+		.ctrl = DDP_FLAG_T | DDP_FLAG_L | DDP_WIRE_VERSION,
+	};
+	__u32 idx, s1, s2, s3;
+	char want[160];
+	__u8 msg[100];
+
+	ASSERT_EQ(0, kc_ctl("rsv"));
+	idx = kc_stag() >> 8;
+	ASSERT_NE(0, idx);
+	s1 = idx << 8 | 0x11;
+	s2 = idx << 8 | 0x22;
+	s3 = idx << 8 | 0x33;
+	/* an index of 0 is no STag; a key alone names nothing registered */
+	EXPECT_EQ(EINVAL, kc_ctl("regat %u %u", 0x11, DDP_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(ENOENT, kc_ctl("inval %u", s1));
+	ASSERT_EQ(0, kc_ctl("regat %u %u", s1, DDP_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(EBUSY, kc_ctl("regat %u %u", s2, DDP_ACCESS_REMOTE_WRITE));
+	/* the peer places under the caller's key */
+	kmod_fill(msg, sizeof(msg), 5);
+	h.stag = htonl(s1);
+	h.to = htobe64(KC_BASE_TO + 10);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), msg, sizeof(msg));
+	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
+	snprintf(want, sizeof(want), "tagged stag=%u to=%llu len=100 rsvdulp=00\n",
+		 s1, KC_BASE_TO + 10);
+	EXPECT_STREQ(want, self->log);
+	ASSERT_EQ(KC_TAG_LEN, kc_read("tagged", self->tag, KC_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag + 10, msg, sizeof(msg)));
+	/* invalidated: the index is reserved again, for another key */
+	EXPECT_EQ(0, kc_ctl("inval %u", s1));
+	EXPECT_EQ(ENOENT, kc_ctl("inval %u", s1));
+	ASSERT_EQ(0, kc_ctl("regat %u %u", s3, DDP_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(ENOENT, kc_ctl("inval %u", s2));
+	EXPECT_EQ(0, kc_ctl("inval %u", s3));
+	/* released: the index is no longer the caller's */
+	EXPECT_EQ(0, kc_ctl("unrsv %u", s1));
+	EXPECT_EQ(EBUSY, kc_ctl("regat %u %u", s1, DDP_ACCESS_REMOTE_WRITE));
+}
+
 /* Past the end of the buffer: 0x1/0x01, the header reported, nothing placed. */
 TEST_F(kc, tagged_out_of_bounds)
 {

@@ -118,6 +118,10 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 		  struct page **pages, u32 npages, u32 first, u64 len,
 		  u64 base_to, u32 access, u32 *stag);
 int ddp_invalidate(struct ddp_pd *pd, u32 stag);
+int ddp_stag_reserve(struct ddp_pd *pd, u32 *stag);
+void ddp_stag_release(struct ddp_pd *pd, u32 stag);
+int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
+		     u32 first, u64 len, u64 base_to, u32 access, u32 stag);
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp);
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,

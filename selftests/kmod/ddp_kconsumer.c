@@ -13,6 +13,9 @@
  *	send QN LEN SEED	ddp_send_msg(), untagged, LEN octets of kc_fill()
  *	sendt STAG TO LEN SEED	ddp_send_msg(), tagged
  *	inval STAG	ddp_invalidate()
+ *	rsv		ddp_stag_reserve(): the STag in state
+ *	regat STAG ACCESS	ddp_reg_pages_at() of the tagged buffer
+ *	unrsv STAG	ddp_stag_release()
  *	release ABORT	ddp_stream_release(), then ddp_pd_put()
  *	hold MS		own the bound socket (lock_sock()) for MS ms: what
  *			arrives meanwhile waits in its backlog
@@ -274,6 +277,18 @@ static int kc_cmd(struct kc *k, const char *cmd)
 		return kc_hold(k, a);
 	if (sscanf(cmd, "inval %u", &a) == 1)
 		return ddp_invalidate(k->pd, a);
+	if (sysfs_streq(cmd, "rsv"))
+		return ddp_stag_reserve(k->pd, &k->stag);
+	if (sscanf(cmd, "regat %u %u", &a, &b) == 2) {
+		pages[0] = k->tag;
+		pages[1] = k->tag + 1;
+		return ddp_reg_pages_at(k->pd, pages, 2, KC_TAG_FIRST,
+					KC_TAG_LEN, KC_BASE_TO, b, a);
+	}
+	if (sscanf(cmd, "unrsv %u", &a) == 1) {
+		ddp_stag_release(k->pd, a);
+		return 0;
+	}
 	if (sscanf(cmd, "release %u", &a) == 1) {
 		kc_release(k, a);
 		return 0;
