@@ -342,9 +342,14 @@ static bool mpa_started(const struct mpa_conn *c)
 	return c->state != MPA_S_IDLE && !mpa_in_startup(c);
 }
 
+/*
+ * Rule 4 holds, or never will: the peer shut down its sending side
+ * before its first FPDU.
+ */
 static bool mpa_may_send(const struct mpa_conn *c)
 {
-	return c->tx_allowed;
+	return c->tx_allowed ||
+	       (READ_ONCE(c->sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
 /*
@@ -651,6 +656,8 @@ static int mpa_tx_wait_ready(struct mpa_conn *c, int flags)
 	ret = mpa_wait(c, &timeo, mpa_may_send);
 	if (ret)
 		return ret;
+	if (!c->tx_allowed)
+		return sk_stream_error(sk, flags, -EPIPE);
 	/* after shutdown(SHUT_WR): the rest of the last FPDU is not ours */
 	if (c->tx_shut)
 		return sk_stream_error(sk, flags, -EPIPE);
