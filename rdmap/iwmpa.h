@@ -39,9 +39,19 @@
 #define IWMPA_MAX_QP		1024
 #define IWMPA_MAX_QP_WR		1024
 #define IWMPA_MAX_SGE		6	/* SIW_MAX_SGE: the provider's SQE */
+#define IWMPA_MAX_RECV_SGE	1	/* a DDP buffer is one run of pages */
 #define IWMPA_MAX_SGE_RD	1	/* an RDMA Read has one sink */
+#define IWMPA_MAX_FR_PAGES	256	/* pages of a fast registration */
 #define IWMPA_MAX_CQ		1024
 #define IWMPA_MAX_CQE		8192
+
+/*
+ * The local DMA lkey of kernel PDs: an SGE of a kernel queue pair with it
+ * names kernel memory by the address ib_dma_map_*() gave (the device
+ * uses virtual DMA: no dma_device). Its STag index is 0, which DDP never
+ * gives a buffer; user queue pairs cannot use it.
+ */
+#define IWMPA_DMA_LKEY		0x000000ddU
 
 /**
  * struct iwmpa_limits - what one device allows
@@ -51,10 +61,12 @@
  * @max_mr_size: octets in one memory region
  * @max_qp: queue pairs
  * @max_qp_wr: work requests per queue
- * @max_sge: scatter/gather elements per send or receive work request
+ * @max_sge: scatter/gather elements per send work request
+ * @max_recv_sge: scatter/gather elements per receive work request
  * @max_sge_rd: scatter/gather elements per RDMA Read
  * @max_cq: completion queues
  * @max_cqe: entries per completion queue
+ * @max_fr_pages: pages of one fast registration (IB_WR_REG_MR)
  * @ird: RDMA Read Requests the peer may have outstanding per QP
  * @ord: RDMA Reads this end may have outstanding per QP
  */
@@ -66,11 +78,42 @@ struct iwmpa_limits {
 	u32	max_qp;
 	u32	max_qp_wr;
 	u32	max_sge;
+	u32	max_recv_sge;
 	u32	max_sge_rd;
 	u32	max_cq;
 	u32	max_cqe;
+	u32	max_fr_pages;
 	u32	ird;
 	u32	ord;
+};
+
+/*
+ * The device's counters (rdma statistic, the port's hw_counters): what
+ * the queue pairs did, summed over every QP of the device.
+ */
+enum iwmpa_stat {
+	IWMPA_STAT_SEND_TX,	/* Sends (any of the four) sent */
+	IWMPA_STAT_WRITE_TX,	/* RDMA Writes sent */
+	IWMPA_STAT_READ_TX,	/* RDMA Read Requests sent */
+	IWMPA_STAT_TX_BYTES,	/* octets of the Sends and Writes sent */
+	IWMPA_STAT_RECV_RX,	/* Sends received into posted receives */
+	IWMPA_STAT_READ_DONE,	/* RDMA Reads completed */
+	IWMPA_STAT_RX_BYTES,	/* octets received: Sends, Read Responses */
+	IWMPA_STAT_REG_MR,	/* fast registrations */
+	IWMPA_STAT_LOCAL_INV,	/* local invalidations */
+	IWMPA_STAT_REMOTE_INV,	/* STags the peer invalidated */
+	IWMPA_STAT_CONN,	/* connections the QPs started on */
+	IWMPA_STAT_QP_FATAL,	/* QPs ended by an error or Terminate */
+	IWMPA_STAT_CQ_OVERFLOW,	/* completions lost to a full CQ */
+	IWMPA_STAT_NUM
+};
+
+/**
+ * struct iwmpa_stats - the device's counters on one CPU
+ * @v: by enum iwmpa_stat
+ */
+struct iwmpa_stats {
+	u64	v[IWMPA_STAT_NUM];
 };
 
 /**
@@ -86,8 +129,8 @@ struct iwmpa_limits {
  * @num_mr: memory regions now
  * @num_cq: completion queues now
  * @num_qp: queue pairs now
- * @mrs: every memory region by its STag (lkey), RCU-freed
  * @qps: every queue pair by its number
+ * @stats: the counters, per CPU
  */
 struct iwmpa_dev {
 	struct ib_device	ibdev;
@@ -101,8 +144,8 @@ struct iwmpa_dev {
 	atomic_t		num_mr;
 	atomic_t		num_cq;
 	atomic_t		num_qp;
-	struct xarray		mrs;
 	struct xarray		qps;
+	struct iwmpa_stats __percpu *stats;
 };
 
 /**
@@ -117,23 +160,37 @@ struct iwmpa_ucontext {
  * struct iwmpa_pd - a protection domain
  * @base: the RDMA core's PD
  * @ddp: DDP's PD, where the memory regions of @base are registered
+ * @mrs: its memory regions by STag index (DDP's STags are per PD),
+ *	RCU-freed
  */
 struct iwmpa_pd {
 	struct ib_pd		base;
 	struct ddp_pd		*ddp;
+	struct xarray		mrs;
 };
 
 /**
- * struct iwmpa_mr - a memory region of user memory
- * @base: the RDMA core's MR; lkey == rkey == @stag
- * @umem: the pinned pages
- * @pages: the pages of @umem, for the queue pairs' local access
+ * struct iwmpa_mr - a memory region: user memory, or a kernel consumer's
+ * fast registration (alloc_mr, map_mr_sg, then IB_WR_REG_MR)
+ * @base: the RDMA core's MR; lkey == rkey == @stag (a fast registration
+ *	changes the key, the last 8 bits)
+ * @umem: the pinned pages (user memory)
+ * @pages: the pages of the region, for the queue pairs' local access
  * @npages: their number
  * @first: offset of the region's first octet in @pages[0]
  * @va: the region's first address (its tagged offset)
  * @len: its length
  * @access: IB_ACCESS_*
- * @stag: DDP's STag of the tagged buffer over @umem
+ * @stag: DDP's STag of the tagged buffer over @pages
+ * @valid: @stag may be used (false once invalidated, locally or by the
+ *	peer, and for a fast registration until IB_WR_REG_MR)
+ * @fast: a fast registration: its STag index is reserved in DDP
+ *	(ddp_stag_reserve()) for the region's life
+ * @pend: fast registration: the pages map_mr_sg gave, registered by the
+ *	next IB_WR_REG_MR
+ * @pend_n: their number
+ * @pend_first: offset of the first octet in @pend[0]
+ * @max_pages: room in @pages and @pend
  * @ref: the region (1) and each posted receive or send using it; the
  *	last put frees it in a work item (unpinning sleeps)
  * @free_work: that work item
@@ -149,19 +206,30 @@ struct iwmpa_mr {
 	u64			len;
 	int			access;
 	u32			stag;
+	bool			valid;
+	bool			fast;
+	struct page		**pend;
+	u32			pend_n;
+	u32			pend_first;
+	u32			max_pages;
 	refcount_t		ref;
 	struct work_struct	free_work;
 	struct rcu_head		rcu;
 };
 
 /**
- * struct iwmpa_cq - a completion queue; its ring is shared with user space
+ * struct iwmpa_cq - a completion queue: a ring shared with user space, or
+ * a kernel consumer's (poll_cq, req_notify_cq)
  * @base: the RDMA core's CQ
- * @lock: serialises the producers (softirq and the queue pairs' work)
+ * @lock: serialises the producers (softirq and the queue pairs' work),
+ *	and for a kernel CQ its consumer and arming
  * @queue: @num_cqe entries then the struct siw_cq_ctrl, vmalloc_user()
+ *	(vzalloc() for a kernel CQ)
  * @ctrl: the control word after the entries (the arming flags)
  * @num_cqe: entries in the ring
  * @put: next entry to write
+ * @get: kernel CQ: next entry to poll
+ * @kernel: a kernel consumer's CQ: entries carry the QP's pointer
  * @id: the CQ's number, siw_uresp_create_cq's cq_id
  * @mmap_entry: the ring's mmap entry for user space
  */
@@ -172,6 +240,8 @@ struct iwmpa_cq {
 	struct siw_cq_ctrl		*ctrl;
 	u32				num_cqe;
 	u32				put;
+	u32				get;
+	bool				kernel;
 	u32				id;
 	struct rdma_user_mmap_entry	*mmap_entry;
 };
@@ -196,6 +266,8 @@ struct iwmpa_rxb {
  *	placements into it are over
  * @signalled: complete it into the CQ when it succeeds
  * @unpublished: @stag is invalidated; @mr waits for a grace period
+ * @opcode: SIW_OP_READ, or SIW_OP_READ_LOCAL_INV: invalidate the sink
+ *	region's own STag when the Read completes
  */
 struct iwmpa_orqe {
 	u64			id;
@@ -203,6 +275,7 @@ struct iwmpa_orqe {
 	struct iwmpa_mr		*mr;
 	bool			signalled;
 	bool			unpublished;
+	u8			opcode;
 };
 
 /**
@@ -215,12 +288,22 @@ struct iwmpa_orqe {
  * @rcq: the receive CQ
  * @ref: iw_add_ref()/iw_rem_ref() and the connection's; the last put
  *	frees the memory (destroy_qp tore the rest down)
- * @state_lock: @state, @rq and @cep against each other
+ * @state_lock: @state, @rq and @cep against each other; held by the work
+ *	item while it sends
+ * @sk_lock: @sk
+ * @sk: the connection's TCP socket (a reference) while @rq is there: an
+ *	abortive end resets it to wake a send blocked in TCP or MPA
  * @state: IB_QPS_*
  * @rq: RDMAP's queue pair from iwmpa_qp_start() until the connection ends
  * @cep: the connection endpoint of iwmpa_cm.c, while connected
- * @sendq: SQ ring (user space writes SQEs, the kernel clears their
- *	flags once consumed)
+ * @kernel: a kernel consumer's QP: post_send and post_recv fill the
+ *	rings (vzalloc()), SGEs may use the local DMA lkey
+ * @sq_lock: kernel QP: the SQ ring's producers
+ * @rq_lock: kernel QP: the RQ ring's producers
+ * @sq_put: kernel QP: next SQE to fill
+ * @rq_put: kernel QP: next RQE to fill
+ * @sendq: SQ ring (user space or post_send writes SQEs, the work item
+ *	clears their flags once consumed)
  * @recvq: RQ ring, consumed in softirq as Sends arrive
  * @num_sqe: SQ entries
  * @num_rqe: RQ entries
@@ -251,9 +334,16 @@ struct iwmpa_qp {
 	struct iwmpa_cq			*rcq;
 	struct kref			ref;
 	struct mutex			state_lock; /* state, rq, cep */
+	spinlock_t			sk_lock; /* sk */
+	struct sock			*sk;
 	enum ib_qp_state		state;
 	struct rdmap_qp			*rq;
 	struct iwmpa_cep		*cep;
+	bool				kernel;
+	spinlock_t			sq_lock; /* sq_put */
+	spinlock_t			rq_lock; /* rq_put */
+	u32				sq_put;
+	u32				rq_put;
 	struct siw_sqe			*sendq;
 	struct siw_rqe			*recvq;
 	u32				num_sqe;
@@ -289,6 +379,13 @@ static inline bool iwmpa_count_get(atomic_t *cnt, u32 max)
 static inline struct iwmpa_dev *to_iwmpa_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct iwmpa_dev, ibdev);
+}
+
+/* count @n for @stat on @dev; any context */
+static inline void iwmpa_stat_add(struct iwmpa_dev *dev, enum iwmpa_stat stat,
+				  u64 n)
+{
+	this_cpu_add(dev->stats->v[stat], n);
 }
 
 static inline struct iwmpa_pd *to_iwmpa_pd(struct ib_pd *pd)
@@ -328,6 +425,10 @@ struct ib_mr *iwmpa_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				u64 virt, int access, struct ib_udata *udata);
 int iwmpa_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
 struct ib_mr *iwmpa_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *iwmpa_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int iwmpa_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
 
 /* iwmpa_main.c: work items that outlive a verb (freeing a region) */
 extern struct workqueue_struct *iwmpa_wq;
@@ -336,6 +437,11 @@ extern struct workqueue_struct *iwmpa_wq;
 struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
 				 u32 len, bool write, u32 *idx, u32 *first);
 void iwmpa_mr_put(struct iwmpa_mr *mr);
+struct page *iwmpa_kva_page(u64 addr);
+u16 iwmpa_mr_fastreg(struct iwmpa_pd *pd, struct iwmpa_mr *mr, u32 stag,
+		     int access);
+u16 iwmpa_mr_local_inv(struct iwmpa_pd *pd, u32 stag);
+void iwmpa_mr_inv_remote(struct iwmpa_pd *pd, u32 stag);
 
 /* iwmpa_qp.c: queue pairs and completion queues */
 int iwmpa_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,

@@ -41,12 +41,55 @@ static const struct iwmpa_limits iwmpa_default_limits = {
 	.max_qp		= IWMPA_MAX_QP,
 	.max_qp_wr	= IWMPA_MAX_QP_WR,
 	.max_sge	= IWMPA_MAX_SGE,
+	.max_recv_sge	= IWMPA_MAX_RECV_SGE,
 	.max_sge_rd	= IWMPA_MAX_SGE_RD,
 	.max_cq		= IWMPA_MAX_CQ,
 	.max_cqe	= IWMPA_MAX_CQE,
+	.max_fr_pages	= IWMPA_MAX_FR_PAGES,
 	.ird		= RDMAP_MAX_IRD,
 	.ord		= RDMAP_MAX_ORD,
 };
+
+static const struct rdma_stat_desc iwmpa_stat_descs[IWMPA_STAT_NUM] = {
+	[IWMPA_STAT_SEND_TX].name = "send_tx",
+	[IWMPA_STAT_WRITE_TX].name = "write_tx",
+	[IWMPA_STAT_READ_TX].name = "read_tx",
+	[IWMPA_STAT_TX_BYTES].name = "tx_bytes",
+	[IWMPA_STAT_RECV_RX].name = "recv_rx",
+	[IWMPA_STAT_READ_DONE].name = "read_done",
+	[IWMPA_STAT_RX_BYTES].name = "rx_bytes",
+	[IWMPA_STAT_REG_MR].name = "reg_mr",
+	[IWMPA_STAT_LOCAL_INV].name = "local_inv",
+	[IWMPA_STAT_REMOTE_INV].name = "remote_inv",
+	[IWMPA_STAT_CONN].name = "connections",
+	[IWMPA_STAT_QP_FATAL].name = "qp_fatal",
+	[IWMPA_STAT_CQ_OVERFLOW].name = "cq_overflow",
+};
+
+/* the counters of port 1 ("rdma statistic show link DEV/1") */
+static struct rdma_hw_stats *
+iwmpa_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+{
+	return rdma_alloc_hw_stats_struct(iwmpa_stat_descs, IWMPA_STAT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int iwmpa_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(ibdev);
+	int cpu, i;
+
+	for (i = 0; i < IWMPA_STAT_NUM; i++)
+		stats->value[i] = 0;
+	for_each_possible_cpu(cpu) {
+		const struct iwmpa_stats *st = per_cpu_ptr(dev->stats, cpu);
+
+		for (i = 0; i < IWMPA_STAT_NUM; i++)
+			stats->value[i] += READ_ONCE(st->v[i]);
+	}
+	return IWMPA_STAT_NUM;
+}
 
 /* the RDMA core's last call for a registered device, before its free */
 static void iwmpa_dealloc_driver(struct ib_device *ibdev)
@@ -58,20 +101,21 @@ static void iwmpa_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&iwmpa_devs_lock);
 	/* the RDMA core destroyed every QP and MR before */
 	xa_destroy(&dev->qps);
-	xa_destroy(&dev->mrs);
+	free_percpu(dev->stats);
 }
 
 /*
  * Only what is implemented is here: the RDMA core answers EOPNOTSUPP
- * for every other verb. The mandatory ones are all there (the RDMA CM
- * serves kernel verbs providers only), but get_dma_mr, kernel CQs and
- * QPs refuse kernel consumers with EOPNOTSUPP.
+ * for every other verb. Kernel PDs use the local DMA lkey; get_dma_mr
+ * (a region of all memory the peer may reach) refuses.
  */
 static const struct ib_device_ops iwmpa_dev_ops = {
 	.owner = THIS_MODULE,
 	.uverbs_abi_ver = SIW_ABI_VERSION,
 	.driver_id = RDMA_DRIVER_SIW,
 
+	.alloc_hw_port_stats = iwmpa_alloc_hw_port_stats,
+	.alloc_mr = iwmpa_alloc_mr,
 	.alloc_pd = iwmpa_alloc_pd,
 	.alloc_ucontext = iwmpa_alloc_ucontext,
 	.create_cq = iwmpa_create_cq_op,
@@ -83,6 +127,7 @@ static const struct ib_device_ops iwmpa_dev_ops = {
 	.destroy_cq = iwmpa_destroy_cq,
 	.destroy_qp = iwmpa_destroy_qp,
 	.get_dma_mr = iwmpa_get_dma_mr,
+	.get_hw_stats = iwmpa_get_hw_stats,
 	.get_port_immutable = iwmpa_get_port_immutable,
 	.iw_accept = iwmpa_accept,
 	.iw_add_ref = iwmpa_qp_get,
@@ -92,6 +137,7 @@ static const struct ib_device_ops iwmpa_dev_ops = {
 	.iw_get_qp = iwmpa_iw_get_qp,
 	.iw_reject = iwmpa_reject,
 	.iw_rem_ref = iwmpa_qp_put,
+	.map_mr_sg = iwmpa_map_mr_sg,
 	.mmap = iwmpa_mmap,
 	.mmap_free = iwmpa_mmap_free,
 	.modify_qp = iwmpa_modify_qp,
@@ -137,7 +183,6 @@ static struct iwmpa_dev *iwmpa_dev_alloc(struct net_device *netdev)
 	atomic_set(&dev->num_mr, 0);
 	atomic_set(&dev->num_cq, 0);
 	atomic_set(&dev->num_qp, 0);
-	xa_init(&dev->mrs);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 
 	/* iWARP connections are told apart by address; the GID must differ */
@@ -151,14 +196,18 @@ static struct iwmpa_dev *iwmpa_dev_alloc(struct net_device *netdev)
 	ibdev->node_type = RDMA_NODE_RNIC;
 	strscpy(ibdev->node_desc, IWMPA_NODE_DESC, sizeof(ibdev->node_desc));
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/* no interrupts: a CQ's vector is a hint consumers spread queues by */
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = IWMPA_DMA_LKEY;
 	strscpy(ibdev->iw_ifname, netdev->name, sizeof(ibdev->iw_ifname));
 	/* no iwpmd: the TCP ports are the stack's own */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	/* siw's provider rings the SQ's doorbell with an empty post_send */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	ib_set_device_ops(ibdev, &iwmpa_dev_ops);
-	if (ib_device_set_netdev(ibdev, netdev, IWMPA_PORT)) {
+	/* from here on, ib_dealloc_device() calls dealloc_driver */
+	dev->stats = alloc_percpu(struct iwmpa_stats);
+	if (!dev->stats || ib_device_set_netdev(ibdev, netdev, IWMPA_PORT)) {
 		ib_dealloc_device(ibdev);
 		return NULL;
 	}

@@ -20,6 +20,12 @@
  *
  * Local SGEs name memory regions by lkey (iwmpa_mr_lookup()); a region
  * stays pinned while a posted receive or a Read uses it.
+ *
+ * A kernel consumer's CQs and QPs have the same rings in kernel memory:
+ * post_send and post_recv turn work requests into SQEs and RQEs (plus
+ * fast registration and local invalidation, and an RDMA Read that
+ * invalidates its sink), poll_cq turns CQEs into work completions. Their
+ * SGEs may name kernel memory with the local DMA lkey.
  */
 #include <linux/bvec.h>
 #include <linux/log2.h>
@@ -27,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <net/tcp.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "iwmpa.h"
@@ -119,16 +126,32 @@ int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	return ret;
 }
 
+/* a ring of user space (mapped) or of a kernel consumer */
+static void *iwmpa_ring_new(struct ib_udata *udata, size_t size,
+			    struct rdma_user_mmap_entry **entry, u64 *key)
+{
+	if (!udata)
+		return vzalloc(size);
+	return iwmpa_ring_alloc(udata, size, entry, key);
+}
+
+static void iwmpa_ring_del(void *ring, struct rdma_user_mmap_entry *entry)
+{
+	if (entry)
+		iwmpa_ring_free(entry);
+	else
+		vfree(ring);
+}
+
 /* ---- completion queues ---- */
 
 /**
- * iwmpa_create_cq() - a completion queue with a ring user space maps
+ * iwmpa_create_cq() - a completion queue, of user space or of the kernel
  * @ibcq: the CQ, allocated by the RDMA core
  * @attr: its size (entries) and flags (none supported)
- * @udata: out: struct siw_uresp_create_cq
+ * @udata: out: struct siw_uresp_create_cq; NULL for a kernel CQ
  *
- * The ring has the next power of 2 entries. Kernel CQs are not
- * supported yet.
+ * The ring has the next power of 2 entries.
  *
  * Return: 0 or a negative errno.
  */
@@ -140,19 +163,20 @@ int iwmpa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct siw_uresp_create_cq uresp = {};
 	int ret;
 
-	if (attr->flags || !udata)
+	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (!attr->cqe || attr->cqe > dev->limits.max_cqe)
 		return -EINVAL;
-	if (udata->outlen < sizeof(uresp))
+	if (udata && udata->outlen < sizeof(uresp))
 		return -EINVAL;
 	if (!iwmpa_count_get(&dev->num_cq, dev->limits.max_cq))
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
 	cq->num_cqe = roundup_pow_of_two(attr->cqe);
-	cq->queue = iwmpa_ring_alloc(udata, cq->num_cqe * sizeof(*cq->queue) +
-				     sizeof(*cq->ctrl), &cq->mmap_entry,
-				     &uresp.cq_key);
+	cq->kernel = !udata;
+	cq->queue = iwmpa_ring_new(udata, cq->num_cqe * sizeof(*cq->queue) +
+				   sizeof(*cq->ctrl), &cq->mmap_entry,
+				   &uresp.cq_key);
 	if (!cq->queue) {
 		ret = -ENOMEM;
 		goto err_count;
@@ -160,6 +184,8 @@ int iwmpa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->ctrl = (struct siw_cq_ctrl *)&cq->queue[cq->num_cqe];
 	cq->id = atomic_inc_return(&iwmpa_cq_ids);
 	ibcq->cqe = cq->num_cqe;
+	if (!udata)
+		return 0;
 	uresp.cq_id = cq->id;
 	uresp.num_cqe = cq->num_cqe;
 	ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
@@ -168,7 +194,7 @@ int iwmpa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err_ring:
-	iwmpa_ring_free(cq->mmap_entry);
+	iwmpa_ring_del(cq->queue, cq->mmap_entry);
 err_count:
 	atomic_dec(&dev->num_cq);
 	return ret;
@@ -185,36 +211,107 @@ int iwmpa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct iwmpa_cq *cq = to_iwmpa_cq(ibcq);
 
-	iwmpa_ring_free(cq->mmap_entry);
+	iwmpa_ring_del(cq->queue, cq->mmap_entry);
 	atomic_dec(&to_iwmpa_dev(ibcq->device)->num_cq);
 	return 0;
 }
 
+static const u8 iwmpa_wc_opcode[] = {
+	[SIW_OP_WRITE] = IB_WC_RDMA_WRITE,
+	[SIW_OP_READ] = IB_WC_RDMA_READ,
+	[SIW_OP_READ_LOCAL_INV] = IB_WC_RDMA_READ,
+	[SIW_OP_SEND] = IB_WC_SEND,
+	[SIW_OP_SEND_REMOTE_INV] = IB_WC_SEND,
+	[SIW_OP_REG_MR] = IB_WC_REG_MR,
+	[SIW_OP_INVAL_STAG] = IB_WC_LOCAL_INV,
+	[SIW_OP_RECEIVE] = IB_WC_RECV,
+};
+
+static const u8 iwmpa_wc_status[] = {
+	[SIW_WC_SUCCESS] = IB_WC_SUCCESS,
+	[SIW_WC_LOC_LEN_ERR] = IB_WC_LOC_LEN_ERR,
+	[SIW_WC_LOC_PROT_ERR] = IB_WC_LOC_PROT_ERR,
+	[SIW_WC_LOC_QP_OP_ERR] = IB_WC_LOC_QP_OP_ERR,
+	[SIW_WC_WR_FLUSH_ERR] = IB_WC_WR_FLUSH_ERR,
+	[SIW_WC_BAD_RESP_ERR] = IB_WC_BAD_RESP_ERR,
+	[SIW_WC_LOC_ACCESS_ERR] = IB_WC_LOC_ACCESS_ERR,
+	[SIW_WC_REM_ACCESS_ERR] = IB_WC_REM_ACCESS_ERR,
+	[SIW_WC_REM_INV_REQ_ERR] = IB_WC_REM_INV_REQ_ERR,
+	[SIW_WC_GENERAL_ERR] = IB_WC_GENERAL_ERR,
+};
+
 /**
- * iwmpa_poll_cq() - kernel polling: no kernel CQs yet
+ * iwmpa_poll_cq() - take completions from a kernel CQ
  * @ibcq: the CQ
  * @num: entries wanted
- * @wc: out: completions
+ * @wc: out: the completions
  *
- * User CQs are polled in user space, from the ring.
- * Return: 0 completions.
+ * User CQs are polled in user space, from the ring: none here.
+ * Any context. Return: the number of completions taken.
  */
 int iwmpa_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
-	return 0;
+	struct iwmpa_cq *cq = to_iwmpa_cq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	if (!cq->kernel)
+		return 0;
+	spin_lock_irqsave(&cq->lock, flags);
+	for (; n < num; n++, wc++) {
+		struct siw_cqe *cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
+		u8 f = READ_ONCE(cqe->flags);
+
+		if (!(f & SIW_WQE_VALID))
+			break;
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = cqe->id;
+		wc->status = cqe->status < ARRAY_SIZE(iwmpa_wc_status) ?
+			     iwmpa_wc_status[cqe->status] : IB_WC_GENERAL_ERR;
+		if (cqe->opcode < ARRAY_SIZE(iwmpa_wc_opcode))
+			wc->opcode = iwmpa_wc_opcode[cqe->opcode];
+		wc->byte_len = cqe->bytes;
+		wc->qp = cqe->base_qp;
+		if (f & SIW_WQE_REM_INVAL) {
+			wc->wc_flags = IB_WC_WITH_INVALIDATE;
+			wc->ex.invalidate_rkey = cqe->inval_stag;
+		}
+		WRITE_ONCE(cqe->flags, 0);
+		cq->get++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
 }
 
 /**
- * iwmpa_req_notify_cq() - kernel arming: no kernel CQs yet
+ * iwmpa_req_notify_cq() - arm a kernel CQ
  * @ibcq: the CQ
- * @flags: IB_CQ_*
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, and
+ *	IB_CQ_REPORT_MISSED_EVENTS
  *
  * User space arms through the ring's control word.
- * Return: 0.
+ * Any context. Return: 1 when asked to report missed events and the CQ
+ * holds a completion, else 0.
  */
 int iwmpa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
-	return 0;
+	struct iwmpa_cq *cq = to_iwmpa_cq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	if (!cq->kernel)
+		return 0;
+	/* the producers read the arming under the lock */
+	spin_lock_irqsave(&cq->lock, irqflags);
+	WRITE_ONCE(cq->ctrl->flags,
+		   (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		   SIW_NOTIFY_SOLICITED : SIW_NOTIFY_NEXT_COMPLETION);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (READ_ONCE(cq->queue[cq->get & (cq->num_cqe - 1)].flags) &
+	     SIW_WQE_VALID))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
 }
 
 /*
@@ -233,6 +330,8 @@ static void iwmpa_cq_add(struct iwmpa_cq *cq, const struct siw_cqe *c,
 	cqe = &cq->queue[cq->put & (cq->num_cqe - 1)];
 	if (READ_ONCE(cqe->flags) & SIW_WQE_VALID) {
 		spin_unlock_irqrestore(&cq->lock, flags);
+		iwmpa_stat_add(to_iwmpa_dev(cq->base.device),
+			       IWMPA_STAT_CQ_OVERFLOW, 1);
 		if (cq->base.event_handler) {
 			struct ib_event ev = {
 				.device = cq->base.device,
@@ -249,6 +348,7 @@ static void iwmpa_cq_add(struct iwmpa_cq *cq, const struct siw_cqe *c,
 	cqe->status = c->status;
 	cqe->bytes = c->bytes;
 	cqe->inval_stag = c->inval_stag;
+	/* or base_qp, for a kernel CQ */
 	cqe->qp_id = c->qp_id;
 	/* the provider reads the entry once it sees VALID */
 	smp_store_release(&cqe->flags, c->flags | SIW_WQE_VALID);
@@ -274,8 +374,12 @@ static void iwmpa_complete(struct iwmpa_qp *qp, struct iwmpa_cq *cq, u64 id,
 		.status = status,
 		.bytes = bytes,
 		.inval_stag = inval,
-		.qp_id = qp->base.qp_num,
 	};
+
+	if (cq->kernel)
+		c.base_qp = &qp->base;
+	else
+		c.qp_id = qp->base.qp_num;
 
 	iwmpa_cq_add(cq, &c, solicited);
 }
@@ -351,6 +455,10 @@ static void iwmpa_rx_done(struct iwmpa_qp *qp, u64 cookie, u16 status,
 {
 	struct iwmpa_rxb *rb = &qp->rxb[cookie & (qp->num_rqe - 1)];
 
+	if (status == SIW_WC_SUCCESS) {
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_RECV_RX, 1);
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_RX_BYTES, len);
+	}
 	iwmpa_complete(qp, qp->rcq, rb->id, SIW_OP_RECEIVE, status, len, inval,
 		       solicited);
 	if (rb->mr)
@@ -369,6 +477,58 @@ static void iwmpa_rqe_fail(struct iwmpa_qp *qp, u64 id, u16 status)
 	iwmpa_rx_done(qp, qp->rq_get++, status, 0, 0, false);
 }
 
+/* a kernel QP's SGE names kernel memory with the local DMA lkey */
+static bool iwmpa_dma_lkey(const struct iwmpa_qp *qp, u32 lkey)
+{
+	return qp->kernel && lkey == IWMPA_DMA_LKEY;
+}
+
+/*
+ * The pages of kernel memory [@addr, @addr + @len) into @pages. Return:
+ * false if some of it is not kernel memory.
+ */
+static bool iwmpa_kva_pages(u64 addr, u32 len, struct page **pages)
+{
+	u64 a = addr & PAGE_MASK, end = addr + len;
+	u32 i = 0;
+
+	if (end < addr)
+		return false;
+	for (; a < end; a += PAGE_SIZE) {
+		pages[i] = iwmpa_kva_page(a);
+		if (!pages[i++])
+			return false;
+	}
+	return true;
+}
+
+#define IWMPA_RX_STACK_PAGES	4
+
+/* a receive into kernel memory (local DMA lkey); softirq */
+static int iwmpa_rqe_post_kva(struct rdmap_qp *rqp, const struct siw_sge *sge,
+			      u32 idx)
+{
+	struct page *stack[IWMPA_RX_STACK_PAGES], **pages = stack;
+	u32 first = sge->laddr & ~PAGE_MASK;
+	u32 n = DIV_ROUND_UP(first + (u64)sge->length, PAGE_SIZE);
+	int ret;
+
+	if (n > ARRAY_SIZE(stack)) {
+		pages = kmalloc_array(n, sizeof(*pages), GFP_ATOMIC);
+		if (!pages)
+			return SIW_WC_GENERAL_ERR;
+	}
+	if (!iwmpa_kva_pages(sge->laddr, sge->length, pages))
+		ret = SIW_WC_LOC_PROT_ERR;
+	else
+		/* DDP copies the page list */
+		ret = rdmap_post_recv(rqp, pages, n, first, sge->length, idx,
+				      GFP_ATOMIC);
+	if (pages != stack)
+		kfree(pages);
+	return ret;
+}
+
 /*
  * Post the buffer of one RQE with RDMAP. Return: 0, -ENOBUFS when DDP
  * holds as many buffers as it takes (the RQE stays in the ring for a
@@ -380,23 +540,29 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 {
 	const struct siw_sge *sge = &rqe->sge[0];
 	struct iwmpa_rxb *rb = &qp->rxb[idx & (qp->num_rqe - 1)];
-	struct iwmpa_mr *mr;
+	struct iwmpa_mr *mr = NULL;
 	u32 pg, first;
 	int ret;
 
 	/* one SGE: a DDP buffer is one run of pages */
 	if (rqe->num_sge != 1 || !sge->length)
 		return SIW_WC_LOC_LEN_ERR;
-	mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length, true,
-			     &pg, &first);
-	if (!mr)
-		return SIW_WC_LOC_PROT_ERR;
-	ret = rdmap_post_recv(rqp, &mr->pages[pg],
-			      DIV_ROUND_UP(first + sge->length, PAGE_SIZE),
-			      first, sge->length, idx, GFP_ATOMIC);
+	if (iwmpa_dma_lkey(qp, sge->lkey)) {
+		ret = iwmpa_rqe_post_kva(rqp, sge, idx);
+	} else {
+		mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
+				     sge->length, true, &pg, &first);
+		if (!mr)
+			return SIW_WC_LOC_PROT_ERR;
+		ret = rdmap_post_recv(rqp, &mr->pages[pg],
+				      DIV_ROUND_UP(first + sge->length,
+						   PAGE_SIZE),
+				      first, sge->length, idx, GFP_ATOMIC);
+	}
 	if (ret) {
-		iwmpa_mr_put(mr);
-		return ret == -ENOBUFS ? ret : SIW_WC_GENERAL_ERR;
+		if (mr)
+			iwmpa_mr_put(mr);
+		return ret == -ENOBUFS || ret > 0 ? ret : SIW_WC_GENERAL_ERR;
 	}
 	rb->id = rqe->id;
 	rb->mr = mr;
@@ -494,22 +660,36 @@ static bool iwmpa_mr_put_rcu(struct iwmpa_mr *mr)
  * A Read completed (its Read Response placed) or was flushed: softirq.
  * A completed Read's sink STag is unpublished at once (as a Send with
  * Invalidate would, without sleeping) and its region let go after a grace
- * period; a flushed Read's sink waits for iwmpa_orq_reap().
+ * period; a flushed Read's sink waits for iwmpa_orq_reap(). A Read with
+ * local invalidate invalidates its sink region's STag before it
+ * completes.
  */
 static void iwmpa_read_done(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 			    u64 cookie, u16 status, u32 len)
 {
 	struct iwmpa_orqe *o = &qp->orq[cookie % qp->ord];
+	struct ddp_stream *s = rdmap_qp_stream(rqp);
 
+	if (status == SIW_WC_SUCCESS) {
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_READ_DONE, 1);
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_RX_BYTES, len);
+	}
+	if (status == SIW_WC_SUCCESS && o->opcode == SIW_OP_READ_LOCAL_INV &&
+	    o->mr) {
+		WRITE_ONCE(o->mr->valid, false);
+		ddp_invalidate_remote(s, o->mr->stag);
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_LOCAL_INV, 1);
+	}
 	if (o->signalled || status != SIW_WC_SUCCESS)
-		iwmpa_complete(qp, qp->scq, o->id, SIW_OP_READ, status, len, 0,
+		iwmpa_complete(qp, qp->scq, o->id, o->opcode, status, len, 0,
 			       false);
-	if (status == SIW_WC_SUCCESS &&
-	    !ddp_invalidate_remote(rdmap_qp_stream(rqp), o->stag)) {
-		if (iwmpa_mr_put_rcu(o->mr))
-			o->mr = NULL;
-		else
+	if (status == SIW_WC_SUCCESS && !ddp_invalidate_remote(s, o->stag)) {
+		o->stag = 0;
+		/* a sink in kernel memory (local DMA lkey) has no region */
+		if (o->mr && !iwmpa_mr_put_rcu(o->mr))
 			o->unpublished = true;
+		else
+			o->mr = NULL;
 	}
 	/* pairs with the acquire in iwmpa_orq_reap() and the SQ's */
 	smp_store_release(&qp->orq_head, qp->orq_head + 1);
@@ -534,32 +714,37 @@ static void iwmpa_orq_reap(struct iwmpa_qp *qp, bool stream_gone)
 	while (qp->orq_reaped != head) {
 		struct iwmpa_orqe *o = &qp->orq[qp->orq_reaped % qp->ord];
 
-		if (o->mr) {
-			if (o->unpublished)
-				synchronize_rcu();
-			else if (!stream_gone)
-				ddp_invalidate(qp->pd->ddp, o->stag);
+		if (o->unpublished)
+			synchronize_rcu();
+		else if (o->stag && !stream_gone)
+			ddp_invalidate(qp->pd->ddp, o->stag);
+		if (o->mr)
 			iwmpa_mr_put(o->mr);
-			o->mr = NULL;
-			o->unpublished = false;
-		}
+		o->mr = NULL;
+		o->stag = 0;
+		o->unpublished = false;
 		qp->orq_reaped++;
 	}
 }
 
 /* ---- send: the SQ ring ---- */
 
+#define IWMPA_TX_STACK_BV	16
+
 /*
- * The SGEs of @sqe as an iterator over the regions' pages. Holds a
- * reference on each region in @mrs. Return: a SIW_WC_* status.
+ * The SGEs of @sqe as an iterator over their pages: the regions', or
+ * kernel memory's for the local DMA lkey. Holds a reference on each
+ * region in @mrs. The bio_vecs are in @stack if they fit, else in *@bvp
+ * (kvfree() it). Return: a SIW_WC_* status.
  */
 static u16 iwmpa_sge_iter(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
-			  struct iov_iter *it, struct bio_vec **bvp,
-			  struct iwmpa_mr **mrs, u32 *bytes)
+			  struct iov_iter *it, struct bio_vec *stack,
+			  struct bio_vec **bvp, struct iwmpa_mr **mrs,
+			  u32 *bytes)
 {
 	u32 pg[SIW_MAX_SGE], first[SIW_MAX_SGE];
 	u32 i, n = 0, nbv = 0, total = 0;
-	struct bio_vec *bv;
+	struct bio_vec *bv = stack;
 
 	*bvp = NULL;
 	if (sqe->num_sge > SIW_MAX_SGE)
@@ -572,34 +757,88 @@ static u16 iwmpa_sge_iter(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 			continue;
 		if (sge->length > U32_MAX - total)
 			return SIW_WC_LOC_LEN_ERR;
-		mrs[i] = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
-					 sge->length, false, &pg[i], &first[i]);
-		if (!mrs[i])
-			return SIW_WC_LOC_PROT_ERR;
+		if (iwmpa_dma_lkey(qp, sge->lkey)) {
+			if (sge->laddr + sge->length < sge->laddr)
+				return SIW_WC_LOC_PROT_ERR;
+			first[i] = sge->laddr & ~PAGE_MASK;
+		} else {
+			mrs[i] = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
+						 sge->length, false, &pg[i],
+						 &first[i]);
+			if (!mrs[i])
+				return SIW_WC_LOC_PROT_ERR;
+		}
 		nbv += DIV_ROUND_UP(first[i] + sge->length, PAGE_SIZE);
 		total += sge->length;
 	}
-	bv = kvmalloc_array(max(nbv, 1U), sizeof(*bv), GFP_KERNEL);
-	if (!bv)
-		return SIW_WC_GENERAL_ERR;
+	if (nbv > IWMPA_TX_STACK_BV) {
+		bv = kvmalloc_array(nbv, sizeof(*bv), GFP_KERNEL);
+		if (!bv)
+			return SIW_WC_GENERAL_ERR;
+		*bvp = bv;
+	}
 	for (i = 0; i < sqe->num_sge; i++) {
 		u32 left = sqe->sge[i].length, off = first[i], p = pg[i];
+		u64 kva = sqe->sge[i].laddr & PAGE_MASK;
 
 		while (left) {
 			u32 len = min_t(u32, left, PAGE_SIZE - off);
+			struct page *page;
 
-			bvec_set_page(&bv[n++], mrs[i]->pages[p++], len, off);
+			if (mrs[i]) {
+				page = mrs[i]->pages[p++];
+			} else {
+				page = iwmpa_kva_page(kva);
+				kva += PAGE_SIZE;
+				if (!page)
+					return SIW_WC_LOC_PROT_ERR;
+			}
+			bvec_set_page(&bv[n++], page, len, off);
 			left -= len;
 			off = 0;
 		}
 	}
 	iov_iter_bvec(it, ITER_SOURCE, bv, n, total);
-	*bvp = bv;
 	*bytes = total;
 	return SIW_WC_SUCCESS;
 }
 
-/* an RDMA Read: its sink gets a STag of the stream for the Read's time */
+/*
+ * The pages of a Read's sink: a region's (held in *@mrp), or kernel
+ * memory's (local DMA lkey), into *@pages (kvfree() it, unless it is
+ * the region's). Return: a SIW_WC_* status.
+ */
+static u16 iwmpa_sink_pages(struct iwmpa_qp *qp, const struct siw_sge *sge,
+			    struct iwmpa_mr **mrp, struct page ***pages,
+			    u32 *first)
+{
+	u32 pg;
+
+	*mrp = NULL;
+	if (iwmpa_dma_lkey(qp, sge->lkey)) {
+		*first = sge->laddr & ~PAGE_MASK;
+		*pages = kvmalloc_array(DIV_ROUND_UP(*first + (u64)sge->length,
+						     PAGE_SIZE),
+					sizeof(**pages), GFP_KERNEL);
+		if (!*pages)
+			return SIW_WC_GENERAL_ERR;
+		if (iwmpa_kva_pages(sge->laddr, sge->length, *pages))
+			return SIW_WC_SUCCESS;
+		kvfree(*pages);
+		return SIW_WC_LOC_PROT_ERR;
+	}
+	*mrp = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length,
+			       true, &pg, first);
+	if (!*mrp)
+		return SIW_WC_LOC_PROT_ERR;
+	*pages = &(*mrp)->pages[pg];
+	return SIW_WC_SUCCESS;
+}
+
+/*
+ * An RDMA Read (SIW_OP_READ, or SIW_OP_READ_LOCAL_INV from a kernel QP):
+ * its sink gets a STag of the stream for the Read's time.
+ */
 static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 			 bool signalled, u32 *bytes)
 {
@@ -612,23 +851,30 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		.len = sge->length,
 		.cookie = qp->orq_tail,
 	};
+	struct page **pages;
 	struct iwmpa_mr *mr;
-	u32 pg, first;
+	u32 first;
+	u16 status;
 	int ret;
 
 	if (sqe->num_sge != 1 || !sge->length)
 		return SIW_WC_LOC_LEN_ERR;
-	mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length, true,
-			     &pg, &first);
-	if (!mr)
+	/* the region whose STag it invalidates is its sink's */
+	if (sqe->opcode == SIW_OP_READ_LOCAL_INV &&
+	    iwmpa_dma_lkey(qp, sge->lkey))
 		return SIW_WC_LOC_PROT_ERR;
-	ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq),
-			    &mr->pages[pg],
+	status = iwmpa_sink_pages(qp, sge, &mr, &pages, &first);
+	if (status != SIW_WC_SUCCESS)
+		return status;
+	ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq), pages,
 			    DIV_ROUND_UP(first + sge->length, PAGE_SIZE), first,
 			    sge->length, sge->laddr, DDP_ACCESS_REMOTE_WRITE,
 			    &wr.sink_stag);
+	if (!mr)
+		kvfree(pages);
 	if (ret) {
-		iwmpa_mr_put(mr);
+		if (mr)
+			iwmpa_mr_put(mr);
 		return SIW_WC_GENERAL_ERR;
 	}
 	o->id = sqe->id;
@@ -636,6 +882,7 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	o->mr = mr;
 	o->signalled = signalled;
 	o->unpublished = false;
+	o->opcode = sqe->opcode;
 	/* before the request: its response may come at once */
 	qp->orq_tail++;
 	ret = rdmap_read(qp->rq, &wr);
@@ -643,11 +890,14 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		/* never sent: nothing completes it */
 		qp->orq_tail--;
 		ddp_invalidate(qp->pd->ddp, o->stag);
+		o->stag = 0;
 		o->mr = NULL;
-		iwmpa_mr_put(mr);
+		if (mr)
+			iwmpa_mr_put(mr);
 		return ret == -ECONNABORTED ? SIW_WC_WR_FLUSH_ERR :
 					      SIW_WC_GENERAL_ERR;
 	}
+	iwmpa_stat_add(qp->dev, IWMPA_STAT_READ_TX, 1);
 	*bytes = sge->length;
 	return SIW_WC_SUCCESS;
 }
@@ -656,8 +906,8 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 			 u32 *bytes)
 {
+	struct bio_vec stack[IWMPA_TX_STACK_BV], *bv = NULL;
 	struct iwmpa_mr *mrs[SIW_MAX_SGE] = {};
-	struct bio_vec *bv = NULL;
 	struct iov_iter it;
 	struct kvec kv;
 	u16 status;
@@ -672,7 +922,7 @@ static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
 		*bytes = kv.iov_len;
 	} else {
-		status = iwmpa_sge_iter(qp, sqe, &it, &bv, mrs, bytes);
+		status = iwmpa_sge_iter(qp, sqe, &it, stack, &bv, mrs, bytes);
 		if (status != SIW_WC_SUCCESS)
 			goto out;
 	}
@@ -702,6 +952,11 @@ static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		status = SIW_WC_WR_FLUSH_ERR;
 	else
 		status = ret ? SIW_WC_GENERAL_ERR : SIW_WC_SUCCESS;
+	if (status == SIW_WC_SUCCESS) {
+		iwmpa_stat_add(qp->dev, sqe->opcode == SIW_OP_WRITE ?
+			       IWMPA_STAT_WRITE_TX : IWMPA_STAT_SEND_TX, 1);
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_TX_BYTES, *bytes);
+	}
 out:
 	for (i = 0; i < SIW_MAX_SGE; i++)
 		if (mrs[i])
@@ -710,10 +965,49 @@ out:
 	return status;
 }
 
-static const u8 iwmpa_sq_ops_ok[] = {
-	[SIW_OP_WRITE] = 1, [SIW_OP_READ] = 1, [SIW_OP_SEND] = 1,
-	[SIW_OP_SEND_REMOTE_INV] = 1,
-};
+/* IB_WR_REG_MR: the SQE carries the region's pointer (a kernel QP's) */
+static u16 iwmpa_sq_reg(struct iwmpa_qp *qp, const struct siw_sqe *sqe)
+{
+	u16 status = iwmpa_mr_fastreg(qp->pd,
+				      (struct iwmpa_mr *)(uintptr_t)sqe->base_mr,
+				      sqe->rkey, sqe->access);
+
+	if (status == SIW_WC_SUCCESS)
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_REG_MR, 1);
+	return status;
+}
+
+static u16 iwmpa_sq_inv(struct iwmpa_qp *qp, const struct siw_sqe *sqe)
+{
+	u16 status = iwmpa_mr_local_inv(qp->pd, sqe->rkey);
+
+	if (status == SIW_WC_SUCCESS)
+		iwmpa_stat_add(qp->dev, IWMPA_STAT_LOCAL_INV, 1);
+	return status;
+}
+
+/* what a QP may post; a registration's SQE carries a kernel pointer */
+static bool iwmpa_sq_op_ok(const struct iwmpa_qp *qp, u8 op)
+{
+	switch (op) {
+	case SIW_OP_WRITE:
+	case SIW_OP_READ:
+	case SIW_OP_SEND:
+	case SIW_OP_SEND_REMOTE_INV:
+		return true;
+	case SIW_OP_READ_LOCAL_INV:
+	case SIW_OP_REG_MR:
+	case SIW_OP_INVAL_STAG:
+		return qp->kernel;
+	default:
+		return false;
+	}
+}
+
+static bool iwmpa_op_is_read(u8 op)
+{
+	return op == SIW_OP_READ || op == SIW_OP_READ_LOCAL_INV;
+}
 
 /*
  * Consume the SQ ring in order until it is empty, the ORD is full or a
@@ -741,7 +1035,7 @@ static bool iwmpa_sq_process(struct iwmpa_qp *qp)
 		if ((sqe.flags & SIW_WQE_READ_FENCE) && reads)
 			return true;
 		/* the ORD agreed; a slot of the ORQ is free once reaped */
-		if (sqe.opcode == SIW_OP_READ &&
+		if (iwmpa_op_is_read(sqe.opcode) &&
 		    (reads >= qp->ord_conn ||
 		     qp->orq_tail - qp->orq_reaped >= qp->ord)) {
 			iwmpa_orq_reap(qp, false);
@@ -750,11 +1044,14 @@ static bool iwmpa_sq_process(struct iwmpa_qp *qp)
 				return true;
 		}
 		signalled = qp->sq_sig_all || (sqe.flags & SIW_WQE_SIGNALLED);
-		if (sqe.opcode >= ARRAY_SIZE(iwmpa_sq_ops_ok) ||
-		    !iwmpa_sq_ops_ok[sqe.opcode])
+		if (!iwmpa_sq_op_ok(qp, sqe.opcode))
 			status = SIW_WC_LOC_QP_OP_ERR;
-		else if (sqe.opcode == SIW_OP_READ)
+		else if (iwmpa_op_is_read(sqe.opcode))
 			status = iwmpa_sq_read(qp, &sqe, signalled, &bytes);
+		else if (sqe.opcode == SIW_OP_REG_MR)
+			status = iwmpa_sq_reg(qp, &sqe);
+		else if (sqe.opcode == SIW_OP_INVAL_STAG)
+			status = iwmpa_sq_inv(qp, &sqe);
 		else
 			status = iwmpa_sq_exec(qp, &sqe, &bytes);
 		/* taken: the provider may fill the slot again */
@@ -771,7 +1068,7 @@ static bool iwmpa_sq_process(struct iwmpa_qp *qp)
 				       0, 0, false);
 			return false;
 		}
-		if (sqe.opcode != SIW_OP_READ && signalled)
+		if (!iwmpa_op_is_read(sqe.opcode) && signalled)
 			iwmpa_complete(qp, qp->scq, sqe.id, sqe.opcode,
 				       SIW_WC_SUCCESS, bytes, 0, false);
 	}
@@ -800,30 +1097,79 @@ static void iwmpa_sq_flush(struct iwmpa_qp *qp)
 
 /* ---- connection ---- */
 
+/* swap the connection's socket (a reference) in or out */
+static struct sock *iwmpa_qp_set_sk(struct iwmpa_qp *qp, struct sock *sk)
+{
+	struct sock *old;
+
+	spin_lock(&qp->sk_lock);
+	old = qp->sk;
+	qp->sk = sk;
+	spin_unlock(&qp->sk_lock);
+	return old;
+}
+
+/*
+ * The work item holds state_lock while it sends, and a send may sleep
+ * without end: in TCP's wait for memory when the peer reads nothing, in
+ * MPA's rule 4 when it sends nothing. Only a socket error wakes it: reset
+ * the connection (as "ss -K" would), so that the send fails and the
+ * lock comes free.
+ */
+static void iwmpa_qp_reset_sk(struct iwmpa_qp *qp)
+{
+	struct sock *sk;
+
+	spin_lock(&qp->sk_lock);
+	sk = qp->sk;
+	if (sk)
+		sock_hold(sk);
+	spin_unlock(&qp->sk_lock);
+	if (!sk)
+		return;
+	tcp_abort(sk, ECONNABORTED);
+	sock_put(sk);
+}
+
 /*
  * End the connection: RDMAP's queue pair goes (its posted receives and
  * outstanding Reads come back flushed), then what the rings still hold.
- * The QP is in error afterwards. Idempotent.
+ * The QP is in error afterwards. Idempotent. An abortive end does not
+ * wait for a send blocked in the work item: it resets the connection.
  */
 static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 {
 	struct iwmpa_cep *cep;
 	struct rdmap_qp *rq;
+	struct sock *sk;
 
-	mutex_lock(&qp->state_lock);
+	if (!mutex_trylock(&qp->state_lock)) {
+		if (abortive)
+			iwmpa_qp_reset_sk(qp);
+		mutex_lock(&qp->state_lock);
+	}
 	rq = qp->rq;
 	cep = qp->cep;
 	qp->rq = NULL;
 	qp->cep = NULL;
 	if (qp->state != IB_QPS_RESET)
-		qp->state = IB_QPS_ERR;
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/*
+	 * The state's store before the rings' loads below: a kernel
+	 * post_recv fills its RQE, then reads the state (and queues the
+	 * work that flushes if it is not RTS).
+	 */
+	smp_mb();
 	if (rq) {
 		rdmap_qp_destroy(rq, abortive);
 		iwmpa_orq_reap(qp, true);
 	}
 	iwmpa_sq_flush(qp);
 	iwmpa_rq_flush(qp);
+	sk = iwmpa_qp_set_sk(qp, NULL);
 	mutex_unlock(&qp->state_lock);
+	if (sk)
+		sock_put(sk);
 	if (cep)
 		iwmpa_cm_qp_ended(cep, !abortive);
 }
@@ -836,6 +1182,7 @@ static void iwmpa_qp_fatal(struct iwmpa_qp *qp)
 		.event = IB_EVENT_QP_FATAL,
 	};
 
+	iwmpa_stat_add(qp->dev, IWMPA_STAT_QP_FATAL, 1);
 	if (qp->base.event_handler)
 		qp->base.event_handler(&ev, qp->base.qp_context);
 }
@@ -858,7 +1205,9 @@ static void iwmpa_tx_work(struct work_struct *work)
 		iwmpa_orq_reap(qp, false);
 		ok = iwmpa_sq_process(qp);
 	} else if (qp->state == IB_QPS_ERR) {
+		/* posted after the end: ib_drain_qp() waits for these */
 		iwmpa_sq_flush(qp);
+		iwmpa_rq_flush(qp);
 	}
 	mutex_unlock(&qp->state_lock);
 	if (!ok) {
@@ -874,6 +1223,11 @@ static void iwmpa_qp_event(struct rdmap_qp *rqp, const struct rdmap_event *ev)
 
 	switch (ev->type) {
 	case RDMAP_EV_RECV:
+		/* DDP invalidated it: local accesses fail from now on too */
+		if (ev->inv_stag) {
+			iwmpa_mr_inv_remote(qp->pd, ev->inv_stag);
+			iwmpa_stat_add(qp->dev, IWMPA_STAT_REMOTE_INV, 1);
+		}
 		iwmpa_rx_done(qp, ev->cookie, SIW_WC_SUCCESS, ev->len,
 			      ev->inv_stag,
 			      ev->op == RDMAP_WIRE_OP_SEND_SE ||
@@ -924,16 +1278,19 @@ int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
 	qp->ird = attr.ird;
 	qp->ord_conn = attr.ord;
 	/* the callbacks may run inside rdmap_qp_create() */
-	qp->state = IB_QPS_RTS;
+	WRITE_ONCE(qp->state, IB_QPS_RTS);
 	rq = rdmap_qp_create(qp->pd->ddp, sock, &attr, &iwmpa_rdmap_ops, qp);
 	if (IS_ERR(rq)) {
-		qp->state = old;
+		WRITE_ONCE(qp->state, old);
 		mutex_unlock(&qp->state_lock);
 		return PTR_ERR(rq);
 	}
 	qp->rq = rq;
 	qp->cep = cep;
+	sock_hold(sock->sk);
+	iwmpa_qp_set_sk(qp, sock->sk);
 	mutex_unlock(&qp->state_lock);
+	iwmpa_stat_add(qp->dev, IWMPA_STAT_CONN, 1);
 	/* SQEs posted before the connection */
 	queue_work(iwmpa_wq, &qp->tx_work);
 	return 0;
@@ -942,13 +1299,12 @@ int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
 /* ---- queue pairs: verbs ---- */
 
 /**
- * iwmpa_create_qp() - a queue pair with SQ and RQ rings user space maps
+ * iwmpa_create_qp() - a queue pair with SQ and RQ rings
  * @ibqp: the QP, allocated by the RDMA core
  * @attr: RC only, no SRQ; the ring sizes are rounded up to powers of 2
  *	and written back to @attr->cap
- * @udata: out: struct siw_uresp_create_qp
- *
- * Kernel QPs are not supported yet.
+ * @udata: out: struct siw_uresp_create_qp (user space maps the rings);
+ *	NULL for a kernel QP
  *
  * Return: 0 or a negative errno.
  */
@@ -963,14 +1319,14 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 id;
 	int ret;
 
-	if (!udata || attr->qp_type != IB_QPT_RC || attr->srq ||
-	    attr->create_flags)
+	if (attr->qp_type != IB_QPT_RC || attr->srq || attr->create_flags)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > l->max_qp_wr || cap->max_recv_wr > l->max_qp_wr ||
-	    cap->max_send_sge > l->max_sge || cap->max_recv_sge > l->max_sge ||
+	    cap->max_send_sge > l->max_sge ||
+	    cap->max_recv_sge > l->max_recv_sge ||
 	    cap->max_inline_data > SIW_MAX_INLINE)
 		return -EINVAL;
-	if (udata->outlen < sizeof(uresp))
+	if (udata && udata->outlen < sizeof(uresp))
 		return -EINVAL;
 	if (!iwmpa_count_get(&dev->num_qp, l->max_qp))
 		return -ENOMEM;
@@ -981,6 +1337,10 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
 	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sk_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->kernel = !udata;
 	INIT_WORK(&qp->tx_work, iwmpa_tx_work);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -993,12 +1353,12 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->orq = kcalloc(qp->ord, sizeof(*qp->orq), GFP_KERNEL);
 	if (!qp->rxb || !qp->orq)
 		goto err_free;
-	qp->sendq = iwmpa_ring_alloc(udata, qp->num_sqe * sizeof(*qp->sendq),
-				     &qp->sq_mmap, &uresp.sq_key);
+	qp->sendq = iwmpa_ring_new(udata, qp->num_sqe * sizeof(*qp->sendq),
+				   &qp->sq_mmap, &uresp.sq_key);
 	if (!qp->sendq)
 		goto err_free;
-	qp->recvq = iwmpa_ring_alloc(udata, qp->num_rqe * sizeof(*qp->recvq),
-				     &qp->rq_mmap, &uresp.rq_key);
+	qp->recvq = iwmpa_ring_new(udata, qp->num_rqe * sizeof(*qp->recvq),
+				   &qp->rq_mmap, &uresp.rq_key);
 	if (!qp->recvq)
 		goto err_sq;
 	ret = xa_alloc(&dev->qps, &id, qp, XA_LIMIT(1, l->max_qp), GFP_KERNEL);
@@ -1008,8 +1368,10 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	cap->max_send_wr = qp->num_sqe;
 	cap->max_recv_wr = qp->num_rqe;
 	cap->max_send_sge = l->max_sge;
-	cap->max_recv_sge = l->max_sge;
+	cap->max_recv_sge = l->max_recv_sge;
 	cap->max_inline_data = SIW_MAX_INLINE;
+	if (!udata)
+		return 0;
 	uresp.qp_id = id;
 	uresp.num_sqe = qp->num_sqe;
 	uresp.num_rqe = qp->num_rqe;
@@ -1021,9 +1383,9 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_xa:
 	xa_erase(&dev->qps, id);
 err_rq:
-	iwmpa_ring_free(qp->rq_mmap);
+	iwmpa_ring_del(qp->recvq, qp->rq_mmap);
 err_sq:
-	iwmpa_ring_free(qp->sq_mmap);
+	iwmpa_ring_del(qp->sendq, qp->sq_mmap);
 err_free:
 	kfree(qp->orq);
 	kfree(qp->rxb);
@@ -1050,8 +1412,8 @@ int iwmpa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase(&qp->dev->qps, ibqp->qp_num);
 	iwmpa_qp_put(ibqp);
 	wait_for_completion(&qp->freed);
-	iwmpa_ring_free(qp->rq_mmap);
-	iwmpa_ring_free(qp->sq_mmap);
+	iwmpa_ring_del(qp->recvq, qp->rq_mmap);
+	iwmpa_ring_del(qp->sendq, qp->sq_mmap);
 	kfree(qp->orq);
 	kfree(qp->rxb);
 	atomic_dec(&qp->dev->num_qp);
@@ -1127,7 +1489,7 @@ int iwmpa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_wr = qp->num_sqe;
 	attr->cap.max_recv_wr = qp->num_rqe;
 	attr->cap.max_send_sge = qp->dev->limits.max_sge;
-	attr->cap.max_recv_sge = qp->dev->limits.max_sge;
+	attr->cap.max_recv_sge = qp->dev->limits.max_recv_sge;
 	attr->cap.max_inline_data = SIW_MAX_INLINE;
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
@@ -1141,38 +1503,203 @@ int iwmpa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/**
- * iwmpa_post_send() - the SQ ring's doorbell
- * @ibqp: the QP
- * @wr: NULL from user space (siw's provider writes the SQEs into the
- *	ring); kernel work requests are not supported yet
- * @bad: out: @wr when refused
- *
- * Return: 0, -EOPNOTSUPP for a kernel work request.
- */
-int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad)
+/* a kernel work request as an SQE; Return: 0 or -EINVAL */
+static int iwmpa_wr_to_sqe(const struct ib_send_wr *wr, struct siw_sqe *sqe)
 {
-	if (wr) {
-		*bad = wr;
-		return -EOPNOTSUPP;
+	u32 i, total = 0;
+
+	sqe->id = wr->wr_id;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		sqe->flags |= SIW_WQE_SIGNALLED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		sqe->flags |= SIW_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		sqe->flags |= SIW_WQE_READ_FENCE;
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		sqe->opcode = SIW_OP_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = SIW_OP_SEND_REMOTE_INV;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		sqe->opcode = wr->opcode == IB_WR_RDMA_WRITE ? SIW_OP_WRITE :
+			      wr->opcode == IB_WR_RDMA_READ ? SIW_OP_READ :
+			      SIW_OP_READ_LOCAL_INV;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		/*
+		 * The STag it invalidates is its sink's lkey (rdma_rw sets
+		 * ex.invalidate_rkey before it updates the key, as iWARP
+		 * hardware ignores it too).
+		 */
+		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV && wr->num_sge != 1)
+			return -EINVAL;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = SIW_OP_INVAL_STAG;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		return 0;
+	case IB_WR_REG_MR:
+		sqe->opcode = SIW_OP_REG_MR;
+		sqe->base_mr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->access = reg_wr(wr)->access;
+		return 0;
+	default:
+		return -EINVAL;
 	}
-	queue_work(iwmpa_wq, &to_iwmpa_qp(ibqp)->tx_work);
+	if (wr->num_sge > SIW_MAX_SGE)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) && sqe->opcode != SIW_OP_READ &&
+	    sqe->opcode != SIW_OP_READ_LOCAL_INV) {
+		/* the data follows sge[0] in the SQE; lkeys are ignored */
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 len = wr->sg_list[i].length;
+
+			if (len > SIW_MAX_INLINE - total)
+				return -EINVAL;
+			memcpy((u8 *)&sqe->sge[1] + total,
+			       (void *)(uintptr_t)wr->sg_list[i].addr, len);
+			total += len;
+		}
+		sqe->sge[0].length = total;
+		sqe->num_sge = 1;
+		sqe->flags |= SIW_WQE_INLINE;
+		return 0;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].laddr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	sqe->num_sge = wr->num_sge;
 	return 0;
 }
 
 /**
- * iwmpa_post_recv() - kernel receives: not supported yet
+ * iwmpa_post_send() - post work requests, or ring the SQ's doorbell
  * @ibqp: the QP
- * @wr: the work requests
- * @bad: out: @wr
+ * @wr: a kernel QP's work requests: Send (with Invalidate, Solicited
+ *	Event), RDMA Write, RDMA Read (with local invalidate), fast
+ *	registration, local invalidation; NULL from user space (siw's
+ *	provider writes the SQEs into the ring)
+ * @bad: out: the first work request not posted
  *
- * User space posts into the RQ ring without a system call.
- * Return: -EOPNOTSUPP.
+ * Work requests are executed in order by the QP's work item; those
+ * posted before the connection when it is up, those posted in error
+ * flushed. Any context for a kernel QP.
+ *
+ * Return: 0, -ENOMEM when the SQ is full, -EINVAL for a work request
+ * that is malformed or of a user QP.
+ */
+int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad)
+{
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (!qp->kernel) {
+		if (wr) {
+			*bad = wr;
+			return -EINVAL;
+		}
+		/*
+		 * Not in the caller's context: a signal would cut a send in
+		 * TCP's wait for memory and fail the QP.
+		 */
+		queue_work(iwmpa_wq, &qp->tx_work);
+		return 0;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct siw_sqe *slot = &qp->sendq[qp->sq_put &
+						  (qp->num_sqe - 1)];
+		struct siw_sqe sqe = {};
+		u16 f;
+
+		/* pairs with the work item's release once it took the slot */
+		if (smp_load_acquire(&slot->flags) & SIW_WQE_VALID) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = iwmpa_wr_to_sqe(wr, &sqe);
+		if (ret)
+			break;
+		f = sqe.flags | SIW_WQE_VALID;
+		sqe.flags = 0;
+		*slot = sqe;
+		/* the work item reads the SQE once it sees VALID */
+		smp_store_release(&slot->flags, f);
+		qp->sq_put++;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (ret)
+		*bad = wr;
+	queue_work(iwmpa_wq, &qp->tx_work);
+	return ret;
+}
+
+/**
+ * iwmpa_post_recv() - post a kernel QP's receives
+ * @ibqp: the QP
+ * @wr: the work requests: one SGE each (a DDP buffer is one run of
+ *	pages); the local DMA lkey or a region's
+ * @bad: out: the first work request not posted
+ *
+ * The RQEs are taken as Sends arrive (the refill, softirq); those posted
+ * in error are flushed. User space posts into the RQ ring without a
+ * system call. Any context.
+ *
+ * Return: 0, -ENOMEM when the RQ is full, -EINVAL for more than one SGE
+ * or a user QP.
  */
 int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
 {
-	*bad = wr;
-	return -EOPNOTSUPP;
+	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (!qp->kernel) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct siw_rqe *slot = &qp->recvq[qp->rq_put &
+						  (qp->num_rqe - 1)];
+
+		if (wr->num_sge > 1) {
+			ret = -EINVAL;
+			break;
+		}
+		/* pairs with the refill's release once it took the slot */
+		if (smp_load_acquire(&slot->flags) & SIW_WQE_VALID) {
+			ret = -ENOMEM;
+			break;
+		}
+		slot->id = wr->wr_id;
+		slot->num_sge = wr->num_sge;
+		if (wr->num_sge) {
+			slot->sge[0].laddr = wr->sg_list[0].addr;
+			slot->sge[0].length = wr->sg_list[0].length;
+			slot->sge[0].lkey = wr->sg_list[0].lkey;
+		}
+		/* the refill reads the RQE once it sees VALID */
+		smp_store_release(&slot->flags, SIW_WQE_VALID);
+		qp->rq_put++;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (ret)
+		*bad = wr;
+	/* the RQEs' stores before the state's load, see iwmpa_qp_end() */
+	smp_mb();
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		queue_work(iwmpa_wq, &qp->tx_work);
+	return ret;
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The verbs of iwmpa.ko implemented so far: device and port queries,
- * user contexts, protection domains and memory regions of user memory.
- * A PD is a DDP PD (ddp_pd_alloc()); a memory region pins the user's
- * pages (ib_umem_get()) and registers them with DDP as a tagged buffer
- * (ddp_reg_pages()), whose STag is the region's lkey and rkey. The
- * answers to user space are those of siw's ABI (<rdma/siw-abi.h>).
+ * The verbs of iwmpa.ko other than CQs and QPs: device and port queries,
+ * user contexts, protection domains and memory regions. A PD is a DDP PD
+ * (ddp_pd_alloc()); a memory region of user memory pins the user's pages
+ * (ib_umem_get()) and registers them with DDP as a tagged buffer
+ * (ddp_reg_pages()), whose STag is the region's lkey and rkey. A kernel
+ * consumer's fast registration reserves an STag index in DDP at
+ * alloc_mr and registers the pages map_mr_sg gave under the consumer's
+ * key when its IB_WR_REG_MR executes (ddp_reg_pages_at()). The answers
+ * to user space are those of siw's ABI (<rdma/siw-abi.h>).
  */
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -42,7 +45,7 @@ int iwmpa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp = l->max_qp;
 	attr->max_qp_wr = l->max_qp_wr;
 	attr->max_send_sge = l->max_sge;
-	attr->max_recv_sge = l->max_sge;
+	attr->max_recv_sge = l->max_recv_sge;
 	attr->max_sge_rd = l->max_sge_rd;
 	attr->max_cq = l->max_cq;
 	attr->max_cqe = l->max_cqe;
@@ -53,8 +56,11 @@ int iwmpa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = l->ord;
 	attr->max_res_rd_atom = l->max_qp * l->ird;
 	attr->atomic_cap = IB_ATOMIC_NONE;
-	/* "rdma link delete" may remove it */
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* fast registration, local and remote invalidation */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = l->max_fr_pages;
+	/* "rdma link delete" may remove it; kernel PDs get IWMPA_DMA_LKEY */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	return 0;
 }
 
@@ -186,6 +192,7 @@ int iwmpa_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 		atomic_dec(&dev->num_pd);
 		return PTR_ERR(ipd->ddp);
 	}
+	xa_init(&ipd->mrs);
 	return 0;
 }
 
@@ -200,6 +207,7 @@ int iwmpa_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct iwmpa_pd *ipd = to_iwmpa_pd(pd);
 
+	xa_destroy(&ipd->mrs);
 	ddp_pd_put(ipd->ddp);
 	atomic_dec(&to_iwmpa_dev(pd->device)->num_pd);
 	return 0;
@@ -253,8 +261,10 @@ static void iwmpa_mr_free_work(struct work_struct *work)
 {
 	struct iwmpa_mr *mr = container_of(work, struct iwmpa_mr, free_work);
 
-	ib_umem_release(mr->umem);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->pend);
 	/* a lookup in softirq may still read @ref */
 	kfree_rcu(mr, rcu);
 }
@@ -273,7 +283,7 @@ void iwmpa_mr_put(struct iwmpa_mr *mr)
 
 /**
  * iwmpa_mr_lookup() - the memory region of an lkey, for a local access
- * @pd: the queue pair's PD: the region must be in it
+ * @pd: the queue pair's PD: the region must be in it, and valid
  * @lkey: the SGE's lkey
  * @addr: the SGE's address
  * @len: its length
@@ -282,25 +292,24 @@ void iwmpa_mr_put(struct iwmpa_mr *mr)
  * @first: out: offset of @addr in that page
  *
  * Any context. Return: the region with a reference (iwmpa_mr_put()), or
- * NULL if @lkey is unknown, of another PD, lacks local write access, or
- * does not hold [@addr, @addr + @len).
+ * NULL if @lkey is unknown, of another PD, invalidated, lacks local
+ * write access, or does not hold [@addr, @addr + @len).
  */
 struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
 				 u32 len, bool write, u32 *idx, u32 *first)
 {
-	struct iwmpa_dev *dev = to_iwmpa_dev(pd->base.device);
 	struct iwmpa_mr *mr;
 	u64 off;
 
 	rcu_read_lock();
-	mr = xa_load(&dev->mrs, lkey);
-	if (mr && !refcount_inc_not_zero(&mr->ref))
+	mr = xa_load(&pd->mrs, lkey >> 8);
+	if (mr && (READ_ONCE(mr->stag) != lkey || !READ_ONCE(mr->valid) ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	if (!mr)
 		return NULL;
-	if (mr->base.pd != &pd->base ||
-	    (write && !(mr->access & IB_ACCESS_LOCAL_WRITE)) ||
+	if ((write && !(mr->access & IB_ACCESS_LOCAL_WRITE)) ||
 	    addr < mr->va || addr - mr->va > mr->len ||
 	    len > mr->len - (addr - mr->va)) {
 		iwmpa_mr_put(mr);
@@ -365,10 +374,11 @@ struct ib_mr *iwmpa_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	}
 	refcount_set(&mr->ref, 1);
 	INIT_WORK(&mr->free_work, iwmpa_mr_free_work);
+	mr->valid = true;
 	/* the core sets base.device and base.pd after this returns */
 	mr->base.device = pd->device;
 	mr->base.pd = pd;
-	ret = xa_insert(&dev->mrs, mr->stag, mr, GFP_KERNEL);
+	ret = xa_insert(&to_iwmpa_pd(pd)->mrs, mr->stag >> 8, mr, GFP_KERNEL);
 	if (ret)
 		goto err_ddp;
 	return &mr->base;
@@ -390,10 +400,11 @@ err_count:
  * @pd: the PD
  * @access: IB_ACCESS_*
  *
- * DDP places only into registered pages, not at any kernel address, so
- * there is no such region: kernel PDs (ib_alloc_pd()) fail with this
- * error. Being there makes the device a kernel verbs provider, which the
- * RDMA CM wants before it binds user-space connections to it.
+ * Kernel PDs use the local DMA lkey instead (IBK_LOCAL_DMA_LKEY); this
+ * is asked for only with IB_PD_UNSAFE_GLOBAL_RKEY, an rkey that lets the
+ * peer reach all kernel memory, which DDP does not offer: it places only
+ * into registered pages. Being there makes the device a kernel verbs
+ * provider, which the RDMA CM wants before it binds to it.
  *
  * Return: ERR_PTR(-EOPNOTSUPP).
  */
@@ -416,11 +427,225 @@ struct ib_mr *iwmpa_get_dma_mr(struct ib_pd *pd, int access)
 int iwmpa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
+	struct iwmpa_pd *pd = to_iwmpa_pd(ibmr->pd);
 
-	xa_erase(&to_iwmpa_dev(ibmr->device)->mrs, mr->stag);
+	xa_erase(&pd->mrs, mr->stag >> 8);
 	/* -ENOENT: the peer invalidated it already (Send with Invalidate) */
-	ddp_invalidate(to_iwmpa_pd(ibmr->pd)->ddp, mr->stag);
+	if (!mr->fast || READ_ONCE(mr->valid))
+		ddp_invalidate(pd->ddp, mr->stag);
+	if (mr->fast)
+		ddp_stag_release(pd->ddp, mr->stag);
 	atomic_dec(&to_iwmpa_dev(ibmr->device)->num_mr);
 	iwmpa_mr_put(mr);
 	return 0;
+}
+
+/**
+ * iwmpa_kva_page() - the page of a kernel address an SGE names
+ * @addr: what ib_dma_map_*() gave: the device uses virtual DMA
+ *
+ * Return: the page, or NULL if @addr is neither in the direct map nor
+ * in vmalloc space.
+ */
+struct page *iwmpa_kva_page(u64 addr)
+{
+	const void *va = (const void *)(uintptr_t)addr;
+
+	if (is_vmalloc_addr(va))
+		return vmalloc_to_page(va);
+	if (virt_addr_valid(va))
+		return virt_to_page(va);
+	return NULL;
+}
+
+/**
+ * iwmpa_alloc_mr() - a kernel consumer's fast-registration region
+ * @pd: the PD
+ * @type: IB_MR_TYPE_MEM_REG only
+ * @max_num_sg: pages it may map, 1..max_fast_reg_page_list_len
+ *
+ * Its STag index is reserved in DDP until deregistration; it is invalid
+ * until an IB_WR_REG_MR registers the pages map_mr_sg gave.
+ *
+ * Return: the region, or an ERR_PTR.
+ */
+struct ib_mr *iwmpa_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct iwmpa_dev *dev = to_iwmpa_dev(pd->device);
+	struct iwmpa_pd *ipd = to_iwmpa_pd(pd);
+	struct iwmpa_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > dev->limits.max_fr_pages)
+		return ERR_PTR(-EINVAL);
+	if (!iwmpa_count_get(&dev->num_mr, dev->limits.max_mr))
+		return ERR_PTR(-ENOMEM);
+	ret = -ENOMEM;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		goto err_count;
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pend = kvcalloc(max_num_sg, sizeof(*mr->pend), GFP_KERNEL);
+	if (!mr->pages || !mr->pend)
+		goto err_free;
+	mr->max_pages = max_num_sg;
+	mr->fast = true;
+	ret = ddp_stag_reserve(ipd->ddp, &mr->stag);
+	if (ret)
+		goto err_free;
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
+	refcount_set(&mr->ref, 1);
+	INIT_WORK(&mr->free_work, iwmpa_mr_free_work);
+	mr->base.device = pd->device;
+	mr->base.pd = pd;
+	ret = xa_insert(&ipd->mrs, mr->stag >> 8, mr, GFP_KERNEL);
+	if (ret)
+		goto err_stag;
+	return &mr->base;
+
+err_stag:
+	ddp_stag_release(ipd->ddp, mr->stag);
+err_free:
+	kvfree(mr->pend);
+	kvfree(mr->pages);
+	kfree(mr);
+err_count:
+	atomic_dec(&dev->num_mr);
+	return ERR_PTR(ret);
+}
+
+static int iwmpa_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
+	struct page *page;
+
+	if (mr->pend_n == mr->max_pages)
+		return -ENOMEM;
+	page = iwmpa_kva_page(addr);
+	if (!page)
+		return -EINVAL;
+	mr->pend[mr->pend_n++] = page;
+	return 0;
+}
+
+/**
+ * iwmpa_map_mr_sg() - the pages of the next fast registration
+ * @ibmr: a region of iwmpa_alloc_mr(); its page_size must be PAGE_SIZE
+ * @sg: DMA-mapped scatterlist (kernel addresses: virtual DMA)
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry, or NULL
+ *
+ * The pages are registered when the IB_WR_REG_MR executes; until then
+ * the region's current registration, if any, is not touched.
+ *
+ * Return: the number of entries mapped (fewer: no room, or an address
+ * that is not kernel memory), -EINVAL for another page size.
+ */
+int iwmpa_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
+	int n;
+
+	mr->pend_n = 0;
+	if (!mr->fast || ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, iwmpa_set_page);
+	mr->pend_first = ibmr->iova & ~PAGE_MASK;
+	return n;
+}
+
+/**
+ * iwmpa_mr_fastreg() - execute an IB_WR_REG_MR
+ * @pd: the queue pair's PD
+ * @mr: the region; it must be invalid, of @pd, a fast registration
+ * @stag: the STag to register: the region's index, the consumer's key
+ * @access: IB_ACCESS_*
+ *
+ * Registers the pages of the last map_mr_sg as the region's tagged
+ * buffer, whose tagged offsets are the region's iova. Process context.
+ *
+ * Return: a SIW_WC_* status.
+ */
+u16 iwmpa_mr_fastreg(struct iwmpa_pd *pd, struct iwmpa_mr *mr, u32 stag,
+		     int access)
+{
+	u64 len = mr->base.length;
+	u32 first = mr->pend_first;
+	int ret;
+
+	if (!mr->fast || mr->base.pd != &pd->base || (stag >> 8) !=
+	    (mr->stag >> 8) || READ_ONCE(mr->valid) ||
+	    (access & (IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND)))
+		return SIW_WC_LOC_PROT_ERR;
+	if (!len || DIV_ROUND_UP(first + len, PAGE_SIZE) > mr->pend_n)
+		return SIW_WC_LOC_LEN_ERR;
+	memcpy(mr->pages, mr->pend, mr->pend_n * sizeof(*mr->pages));
+	mr->npages = mr->pend_n;
+	mr->first = first;
+	mr->va = mr->base.iova;
+	mr->len = len;
+	mr->access = access;
+	ret = ddp_reg_pages_at(pd->ddp, mr->pages, mr->npages, first, len,
+			       mr->va, iwmpa_ddp_access(access), stag);
+	if (ret)
+		return SIW_WC_GENERAL_ERR;
+	WRITE_ONCE(mr->stag, stag);
+	/* the fields above before a lookup sees the region valid */
+	smp_store_release(&mr->valid, true);
+	return SIW_WC_SUCCESS;
+}
+
+/**
+ * iwmpa_mr_local_inv() - execute an IB_WR_LOCAL_INV
+ * @pd: the queue pair's PD
+ * @stag: the STag of a region of @pd
+ *
+ * When it completes, the peer places nothing more into the region and
+ * reads nothing from it. Invalidating an STag the peer invalidated
+ * already succeeds. Process context.
+ *
+ * Return: a SIW_WC_* status.
+ */
+u16 iwmpa_mr_local_inv(struct iwmpa_pd *pd, u32 stag)
+{
+	struct iwmpa_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&pd->mrs, stag >> 8);
+	if (mr && (READ_ONCE(mr->stag) != stag ||
+		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return SIW_WC_LOC_PROT_ERR;
+	if (READ_ONCE(mr->valid)) {
+		WRITE_ONCE(mr->valid, false);
+		/* -ENOENT: the peer's Send with Invalidate came first */
+		ddp_invalidate(pd->ddp, stag);
+	}
+	iwmpa_mr_put(mr);
+	return SIW_WC_SUCCESS;
+}
+
+/**
+ * iwmpa_mr_inv_remote() - DDP invalidated an STag: the region's too
+ * @pd: the queue pair's PD
+ * @stag: the STag (a Send with Invalidate, a Read with local invalidate)
+ *
+ * Local accesses with it fail from now on. Any context.
+ */
+void iwmpa_mr_inv_remote(struct iwmpa_pd *pd, u32 stag)
+{
+	struct iwmpa_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&pd->mrs, stag >> 8);
+	if (mr && READ_ONCE(mr->stag) == stag)
+		WRITE_ONCE(mr->valid, false);
+	rcu_read_unlock();
 }

@@ -12,7 +12,8 @@
 # port as rdma, ibv_devices and ibv_devinfo show them (transport iWARP,
 # the limits exactly), a second device on the same netdev refused, a PD
 # and two MRs (1 MiB, and 5000 octets at an odd address) seen by "rdma
-# resource show" while iwmpa_verbs holds them, the port state following
+# resource show" while iwmpa_verbs holds them, the device's counters
+# (rdma statistic, hw_counters) all 0, the port state following
 # the veth carrier, "rdma link delete", a device removed with its netdev,
 # and rmmod iwmpa removing the device left. Everything is torn down at
 # the end (namespaces, iwmpa unloaded).
@@ -32,7 +33,7 @@ ns1=iwmpa1
 tmp=$(mktemp -d)
 hpid=
 n=0 fail=0
-NTESTS=16
+NTESTS=17
 
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
@@ -70,6 +71,7 @@ names=("modprobe iwmpa (ib_core, ib_uverbs, ddp, mpa, rdmap with it)"
 	"iwmpa_verbs iwm0: siw provider opens it, PD, MRs, a CQ and a QP"
 	"rdma resource show pd: iwmpa_verbs's PD on iwm0"
 	"rdma resource show mr: 1 MiB and 5000 octets on iwm0"
+	"rdma statistic show link iwm0/1: the 13 counters, all 0"
 	"port state follows the veth carrier (DOWN, then ACTIVE)"
 	"rdma link delete iwm0"
 	"device removed with its netdev (ip link del)"
@@ -177,7 +179,7 @@ result "$r" "${names[6]}"
 in0 ibv_devinfo -v -d iwm0 > "$tmp/infov" 2>&1
 r=0
 for kv in max_mr_size:0x100000000 page_size_cap:0x1000 max_qp:1024 \
-	max_qp_wr:1024 max_sge:6 max_sge_rd:1 max_cq:1024 max_cqe:8192 \
+	max_qp_wr:1024 max_sge:1 max_sge_rd:1 max_cq:1024 max_cqe:8192 \
 	max_mr:16384 max_pd:1024 max_qp_rd_atom:64 max_qp_init_rd_atom:64 \
 	max_res_rd_atom:65536 max_srq:0 max_mw:0 atomic_cap:ATOMIC_NONE; do
 	k=${kv%%:*} v=${kv#*:}
@@ -212,7 +214,21 @@ grep -q 'dev iwm0 .*mrlen 1048576 .*comm iwmpa_verbs' "$tmp/mr" &&
 	[ "$(grep -c 'dev iwm0 ' "$tmp/mr")" = 2 ]
 result $? "${names[10]}"
 
-# 12: carrier off on veth0 when its peer goes down
+# 12: the device's counters (hw_counters): nothing was sent or received,
+# the flushed work requests of iwmpa_verbs do not count
+r=0
+rdma statistic show link iwm0/1 > "$tmp/stat" 2>&1
+sed 's/^/# /' "$tmp/stat"
+for c in send_tx write_tx read_tx tx_bytes recv_rx read_done rx_bytes \
+	reg_mr local_inv remote_inv connections qp_fatal cq_overflow; do
+	grep -Eq "(^|[[:space:]])$c 0([[:space:]]|\$)" "$tmp/stat" ||
+		{ echo "# $c: want 0"; r=1; }
+	[ "$(cat "/sys/class/infiniband/iwm0/ports/1/hw_counters/$c")" = 0 ] ||
+		{ echo "# hw_counters/$c: want 0"; r=1; }
+done
+result "$r" "${names[11]}"
+
+# 13: carrier off on veth0 when its peer goes down
 wait_state() {	# STATE
 	for _ in $(seq 50); do
 		in0 rdma link show iwm0/1 2> /dev/null | grep -q "state $1 " && return 0
@@ -226,14 +242,14 @@ wait_state DOWN
 r=$?
 ip -n "$ns1" link set veth1 up
 wait_state ACTIVE || r=1
-result "$r" "${names[11]}"
+result "$r" "${names[12]}"
 
-# 13: delete
+# 14: delete
 rdma link delete iwm0 2>&1 | sed 's/^/# /'
 ! dev_exists iwm0
-result $? "${names[12]}"
+result $? "${names[13]}"
 
-# 14: a device on veth1 goes with it (the netdev notifier)
+# 15: a device on veth1 goes with it (the netdev notifier)
 r=1
 if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 	dev_exists iwm1; then
@@ -243,20 +259,20 @@ if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 		sleep 0.1
 	done
 fi
-result "$r" "${names[13]}"
+result "$r" "${names[14]}"
 
-# 15: unload with a device: veth0 went with veth1, so on lo of iwmpa0
+# 16: unload with a device: veth0 went with veth1, so on lo of iwmpa0
 r=1
 if in0 rdma link add iwm2 type iwmpa netdev lo && dev_exists iwm2; then
 	rmmod iwmpa && ! dev_exists iwm2 && r=0
 fi
-result "$r" "${names[14]}"
+result "$r" "${names[15]}"
 
-# 16: clean
+# 17: clean
 ip netns del "$ns0"
 ip netns del "$ns1"
 ! grep -q '^iwmpa ' /proc/modules && ! rdma dev show | grep -q ' iwm[0-9]:' &&
 	! ip netns list | grep -Eq "^($ns0|$ns1)\b"
-result $? "${names[15]}"
+result $? "${names[16]}"
 
 exit "$fail"
