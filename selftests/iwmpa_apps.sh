@@ -22,24 +22,54 @@
 #     apps0, client in apps1: exit status and the result table line (the
 #     numbers are not checked: under TCG perftest's cycle counter does not
 #     calibrate);
-#   iwm0 (iwmpa) <-> siw1 (siw, veth1, apps1), iwm1 deleted first: rping
-#     and ib_write_bw -R both ways;
-# then teardown: links deleted, namespaces gone, and the modules this
-# script loaded unloaded (iwmpa, then rdmap, siw) so that later tests can
-# unload ddp.ko and mpa.ko. Every program runs under timeout 120.
+#   iwm0 (iwmpa, apps0) <-> siw1 (siw, veth1, apps1), iwm1 deleted first,
+#     once per MPA revision:
+#     revision 2: iwmpa with its defaults (mpa_rev=2 crc=1 p2p=1) against
+#       the siw.ko in use (SIW_KO; stock siw: revision 2, no peer-to-peer,
+#       CRC when the peer asks);
+#     revision 1: iwmpa's mpa_rev set to 1 (written to
+#       /sys/module/iwmpa/parameters/mpa_rev, put back at the end) against
+#       siw-rev1 (SIW_REV1_KO, built by tools/siw/build --rev1: siw whose
+#       Requests are revision 1), which replaces siw (iwm0 and siw1
+#       created again around the module change);
+#     in each: rping both ways, each captured on veth1 and decoded with
+#     tshark (one Request and one Reply, both of that revision, no M, no
+#     R; C=1 in the Reply and in iwmpa's Request; every FPDU's CRC good;
+#     the RDMAP messages rping makes); ib_send_bw, ib_write_bw,
+#     ib_read_bw (-R -F -n 200 -s 65536) and ib_send_lat, ib_write_lat,
+#     ib_read_lat (-R -F -n 100), iwm0 server <- siw1 client, then siw1
+#     server <- iwm0 client (exit status and the result line); in
+#     revision 1, which does not negotiate IRD/ORD, ib_read_bw with -o
+#     the lower max_qp_rd_atom of the two devices (ibv_devinfo).
+#     Skipped, with the reason: in revision 1, rping with the server on
+#     siw when it fails (siw_rev1_server_why below: siw's bug, whatever
+#     the client); not run unless IWMPA_APPS_PASSIVE_FIRST=1: ib_write_lat
+#     with iwm0 server and siw1 client when siw1's Request asked for no
+#     RTR (stock siw, and any revision 1): its server must write first,
+#     which RFC 5044 7.1.2 rule 4 forbids iwm0 as Responder (its Write
+#     waits, then fails with EPIPE when the client gives up and closes;
+#     passive_first_why below);
+# then teardown: links deleted, namespaces gone, iwmpa's mpa_rev as it
+# was, and the modules this script loaded unloaded (iwmpa, then rdmap,
+# siw) so that later tests can unload ddp.ko and mpa.ko. Every program
+# runs under timeout 120.
 #
 # A tool that is missing skips its tests (rping and rdma_server/client:
-# package rdmacm-utils; ib_*: perftest; dumpcap/tshark; siw.ko:
-# tools/siw/build); an iwmpa.ko that does not load or work fails them.
+# package rdmacm-utils; ib_*: perftest; dumpcap/tshark; siw.ko and
+# siw-rev1's siw.ko: tools/siw/build, tools/siw/build --rev1); an
+# iwmpa.ko that does not load or work fails them.
 #
 # Usage: iwmpa_apps.sh [-h|--help]
 # Environment: SIW_KO (default ../build/siw/siw.ko, on another kernel
 # series than 6.1 ../build/k-SERIES/siw/siw.ko, where tools/siw/build puts
-# it), IWMPA_APPS_SIW_ONLY=1 (siw0 <-> siw1 instead of iwm0 <-> iwm1 and
-# siw0 <-> a new siw1 for the mixed tests, no iwmpa at all: checks the
-# test's command lines against siw; SIW_KO=../build/siw-crc/siw.ko for
-# the CRC check of the capture), IWMPA_APPS_OUT (a directory to keep the logs and the
-# capture in).
+# it), SIW_REV1_KO (default ../build/siw-rev1/siw.ko, or
+# ../build/k-SERIES/siw-rev1/siw.ko), IWMPA_APPS_SIW_ONLY=1 (siw0 <-> siw1
+# instead of iwm0 <-> iwm1, and for the mixed tests siw0 <-> a new siw1,
+# both of siw-rev1 for revision 1: no iwmpa at all, checks the test's
+# command lines against siw; SIW_KO=../build/siw-crc/siw.ko for the CRC
+# check of the captures), IWMPA_APPS_PASSIVE_FIRST=1 (run the ib_write_lat
+# above anyway), IWMPA_APPS_OUT (a directory to keep the logs and the
+# captures in).
 # Exit status 0 when all passed, 1 otherwise, 4 when skipped (not root,
 # no ip/rdma, none of rping, rdma_server and perftest).
 
@@ -53,7 +83,9 @@ series=$(uname -r | cut -d. -f1,2)
 siwdir=$top/build
 [ "$series" = 6.1 ] || siwdir=$top/build/k-$series
 ko=${SIW_KO:-$siwdir/siw/siw.ko}
+ko1=${SIW_REV1_KO:-$siwdir/siw-rev1/siw.ko}
 siw_only=${IWMPA_APPS_SIW_ONLY:-0}
+passive_first=${IWMPA_APPS_PASSIVE_FIRST:-0}
 out=${IWMPA_APPS_OUT:-}
 ns0=apps0
 ns1=apps1
@@ -63,8 +95,12 @@ count=100
 tmp=$(mktemp -d)
 spid=
 n=0 fail=0
-NTESTS=18
+NTESTS=45
 loaded_iwmpa=0 loaded_rdmap=0 loaded_siw=0 iwmpa_here=0
+# the siw.ko loaded here; iwmpa's mpa_rev before this script changed it
+siw_ko=
+rev_param=/sys/module/iwmpa/parameters/mpa_rev
+rev_saved=
 
 # siw_wait_listen, siw_capture_start/stop
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
@@ -73,6 +109,9 @@ loaded_iwmpa=0 loaded_rdmap=0 loaded_siw=0 iwmpa_here=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+# known failures of others: skip_failed STATUS NAME WHY: ok if it passed,
+# else skipped with the reason
+skip_failed() { if [ "$1" = 0 ]; then ok "$2"; else skip "$2" "$3"; fi; }
 result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 show() { sed 's/^/# /' "$@"; }
 mod_loaded() { grep -q "^$1 " /proc/modules; }
@@ -99,6 +138,11 @@ teardown() {
 	for d in "$ns0" "$ns1"; do
 		! ip netns list | grep -qw "^$d" || ip netns del "$d" || r=1
 	done
+	if [ -n "$rev_saved" ]; then
+		echo "$rev_saved" 2> /dev/null > "$rev_param" ||
+			{ echo "# cannot put iwmpa's mpa_rev back to $rev_saved"; r=1; }
+		rev_saved=
+	fi
 	if [ "$loaded_iwmpa" = 1 ]; then
 		rmmod_wait iwmpa || { echo "# cannot unload iwmpa"; r=1; }
 		loaded_iwmpa=0
@@ -109,7 +153,7 @@ teardown() {
 	fi
 	if [ "$loaded_siw" = 1 ]; then
 		rmmod_wait siw || { echo "# cannot unload siw"; r=1; }
-		loaded_siw=0
+		loaded_siw=0 siw_ko=
 	fi
 	return $r
 }
@@ -146,12 +190,39 @@ names=("modules loaded ($type), veth pair $ns0/veth0 $a0 <-> $ns1/veth1 $a1 up"
 	"ib_send_lat -R $lat ($d0 server, $d1 client)"
 	"ib_write_lat -R $lat ($d0 server, $d1 client)"
 	"ib_read_lat -R $lat ($d0 server, $d1 client)"
-	"mixed: rdma link delete $d1, rdma link add siw1 type siw netdev veth1"
-	"mixed: rping -s ($d0, $type) <- rping -c -C $count -V -S 1000 (siw1)"
-	"mixed: rping -s (siw1) <- rping -c -C $count -V -S 1000 ($d0, $type)"
-	"mixed: ib_write_bw -R $bw, $d0 ($type) server, siw1 client"
-	"mixed: ib_write_bw -R $bw, siw1 server, $d0 ($type) client"
 	"teardown: links deleted, namespaces gone, modules loaded here unloaded")
+
+# the mixed tests, 16 per MPA revision: names[12..27] revision 2,
+# names[28..43] revision 1, teardown last
+mbw_n=200
+mbw="-n $mbw_n -s 65536"
+mlat_n=100
+mlat="-n $mlat_n"
+progs=(send_bw write_bw read_bw send_lat write_lat read_lat)
+tdown=${names[12]}
+mixed_names() {	# REV FIRST KO
+	local rev=$1 i=$2 mko=$3 t a
+
+	names[i++]="mixed rev $rev: siw1 (siw, veth1, ${mko#"$top"/}) and $d0 ($type, MPA revision $rev): ports ACTIVE"
+	names[i++]="mixed rev $rev: rping -s ($d0, $type) <- rping -c -C $count -V -S 1000 (siw1)"
+	names[i++]="mixed rev $rev: rping -s (siw1) <- rping -c -C $count -V -S 1000 ($d0, $type)"
+	names[i++]="mixed rev $rev: tshark: both rpings on veth1: MPA Rev $rev Request and Reply, C=1, every FPDU's CRC good, RDMAP messages"
+	for t in "${progs[@]}"; do
+		a=$mlat
+		[ "${t%_bw}" = "$t" ] || a=$mbw
+		[ "$rev$t" != 1read_bw ] || a="$a -o ORD"
+		names[i++]="mixed rev $rev: ib_$t -R $a ($d0 $type server, siw1 client)"
+	done
+	for t in "${progs[@]}"; do
+		a=$mlat
+		[ "${t%_bw}" = "$t" ] || a=$mbw
+		[ "$rev$t" != 1read_bw ] || a="$a -o ORD"
+		names[i++]="mixed rev $rev: ib_$t -R $a (siw1 server, $d0 $type client)"
+	done
+}
+mixed_names 2 12 "$ko"
+mixed_names 1 28 "$ko1"
+names[44]=$tdown
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -377,6 +448,90 @@ perf() {
 nodev=
 [ "$devok" = 0 ] || nodev="no devices (test 2 failed)"
 
+# mpa_frames PCAP PFX: the capture's MPA Request and Reply (tcp.srcport
+# and payload in $tmp/PFXrr.txt) as "Request|Reply FLAGS REV" (octets 16
+# and 17 of the frame) in $tmp/PFXrr.chk
+mpa_frames() {
+	tshark -r "$1" -Y 'iwarp_mpa.req or iwarp_mpa.rep' \
+		-T fields -e tcp.srcport -e tcp.payload > "$tmp/$2rr.txt" 2> /dev/null
+	awk '{ gsub(":", "", $2)
+	       k = substr($2, 1, 32) == "4d504120494420526571204672616d65" ? "Request" : "Reply"
+	       print k, substr($2, 33, 2), substr($2, 35, 2) }' "$tmp/$2rr.txt" > "$tmp/$2rr.chk"
+}
+
+# fpdu_lines PCAP PORT PFX: one line per FPDU of the capture of a
+# connection to PORT in $tmp/PFXfpdus.txt: direction (c>s to PORT), the
+# RDMAP opcode, 1 if its CRC is good; prints the counts
+fpdu_lines() {
+	tshark -r "$1" -T pdml 2> /dev/null | awk -v port="$2" '
+	function attr(a,   r) {
+		r = $0
+		if (!match(r, a "=\"[^\"]*\""))
+			return ""
+		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
+	}
+	function flush() {
+		if (have)
+			print dir, (op == "" ? "-" : op), crc
+		have = 0
+	}
+	/<field name="/ {
+		name = attr("name")
+		if (name == "tcp.srcport") {
+			flush(); src = attr("show")
+		} else if (name == "tcp.dstport") {
+			dir = attr("show") == port ? "c>s" : "s>c"
+		} else if (name == "iwarp_mpa.fpdu") {
+			flush(); have = 1; crc = 0; op = ""
+		} else if (have && name == "iwarp_mpa.crc_check") {
+			crc = attr("showname") ~ /Good/ ? 1 : 0
+		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
+			op = attr("show")
+		}
+	}
+	END { flush() }' > "$tmp/$3fpdus.txt"
+	awk '{ k = $1 " op " $2; c[k]++; g[k] += $3 }
+	     END { for (k in c) printf "# FPDUs %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
+		"$tmp/$3fpdus.txt" | sort
+}
+
+# expert_bad PCAP PFX: tshark's expert warnings about iWARP in
+# $tmp/PFXexpert.bad, but the two it gives every revision 2 frame; 1 if
+# there are any
+expert_bad() {
+	tshark -r "$1" -q -z expert,warn > "$tmp/$2expert.txt" 2> /dev/null
+	grep -iE 'iwarp|mpa|ddp|rdma|malformed' "$tmp/$2expert.txt" |
+		grep -vE 'Res field is NOT set to zero|Rev field is NOT set to one' \
+		> "$tmp/$2expert.bad"
+	sed 's/^/# expert: /' "$tmp/$2expert.bad"
+	[ ! -s "$tmp/$2expert.bad" ]
+}
+
+# rping_ops FPDUS: the RDMAP messages of rping -C $count in the FPDU lines
+# of fpdu_lines; adds to $bad. Per ping the client Sends its buffer's
+# STag, the server Reads it (Read Request, Read Response(s)), Sends,
+# Writes it back (-V), the client Sends again and the server answers; a
+# Read Response or Write of 1000 octets may take several FPDUs
+rping_ops() {
+	local fp=$1
+
+	fl() { awk -v d="$1" -v o="$2" '$1 == d && $2 == o' "$fp" | wc -l; }
+	want() {	# DIR OPCODE MIN MAX
+		local got
+
+		got=$(fl "$1" "$2")
+		if [ "$got" -lt "$3" ] || [ "$got" -gt "$4" ]; then
+			echo "# $1 opcode $2: $got FPDUs, expected $3..$4"
+			bad="$bad $1-$2"
+		fi
+	}
+	want 'c>s' 0x03 $((2 * count)) $((2 * count))
+	want 's>c' 0x03 $((2 * count)) $((2 * count))
+	want 's>c' 0x01 "$count" "$count"
+	want 'c>s' 0x02 "$count" $((4 * count))
+	want 's>c' 0x00 "$count" $((4 * count))
+}
+
 # 3-5: rping both ways, the first one captured on veth1
 capturing=0
 if [ -n "$no_rping" ]; then
@@ -406,12 +561,7 @@ else
 		not_ok "${names[4]}"
 	else
 		bad=
-		# MPA Request/Reply: octets 16, 17 of the frame (flags, Rev)
-		tshark -r "$tmp/rping.pcapng" -Y 'iwarp_mpa.req or iwarp_mpa.rep' \
-			-T fields -e tcp.srcport -e tcp.payload > "$tmp/rr.txt" 2> /dev/null
-		awk '{ gsub(":", "", $2)
-		       k = substr($2, 1, 32) == "4d504120494420526571204672616d65" ? "Request" : "Reply"
-		       print k, substr($2, 33, 2), substr($2, 35, 2) }' "$tmp/rr.txt" > "$tmp/rr.chk"
+		mpa_frames "$tmp/rping.pcapng" ""
 		sed 's/^/# MPA /; s/$/ (flags, Rev)/' "$tmp/rr.chk"
 		nreq=$(awk '$1 == "Request"' "$tmp/rr.chk" | wc -l)
 		nrep=$(awk '$1 == "Reply"' "$tmp/rr.chk" | wc -l)
@@ -430,67 +580,15 @@ else
 			fi
 		fi
 		# one line per FPDU: direction, the RDMAP opcode, CRC good
-		tshark -r "$tmp/rping.pcapng" -T pdml 2> /dev/null | awk '
-		function attr(a,   r) {
-			r = $0
-			if (!match(r, a "=\"[^\"]*\""))
-				return ""
-			return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
-		}
-		function flush() {
-			if (have)
-				print dir, (op == "" ? "-" : op), crc
-			have = 0
-		}
-		/<field name="/ {
-			name = attr("name")
-			if (name == "tcp.srcport") {
-				flush(); src = attr("show")
-			} else if (name == "tcp.dstport") {
-				dir = attr("show") == 7201 ? "c>s" : "s>c"
-			} else if (name == "iwarp_mpa.fpdu") {
-				flush(); have = 1; crc = 0; op = ""
-			} else if (have && name == "iwarp_mpa.crc_check") {
-				crc = attr("showname") ~ /Good/ ? 1 : 0
-			} else if (have && name == "iwarp_rdma.opcode" && op == "") {
-				op = attr("show")
-			}
-		}
-		END { flush() }' > "$tmp/fpdus.txt"
-		awk '{ k = $1 " op " $2; c[k]++; g[k] += $3 }
-		     END { for (k in c) printf "# FPDUs %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
-			"$tmp/fpdus.txt" | sort
+		fpdu_lines "$tmp/rping.pcapng" 7201 ""
 		total=$(wc -l < "$tmp/fpdus.txt")
 		good=$(awk '$3 == 1' "$tmp/fpdus.txt" | wc -l)
 		echo "# $total FPDUs, $good with a good CRC"
 		[ "$total" -gt 0 ] || bad="$bad no-fpdus"
 		[ "$crc_on" != 2 ] || [ "$good" = "$total" ] || bad="$bad crc"
-		tshark -r "$tmp/rping.pcapng" -q -z expert,warn > "$tmp/expert.txt" 2> /dev/null
-		grep -iE 'iwarp|mpa|ddp|rdma|malformed' "$tmp/expert.txt" |
-			grep -vE 'Res field is NOT set to zero|Rev field is NOT set to one' \
-			> "$tmp/expert.bad"
-		sed 's/^/# expert: /' "$tmp/expert.bad"
-		[ -s "$tmp/expert.bad" ] && bad="$bad expert"
-		# rping -C N: per ping the client Sends its buffer's STag, the
-		# server Reads it (Read Request, Read Response(s)), Sends, Writes
-		# it back (-V), the client Sends again and the server answers; a
-		# Read Response or Write of 1000 octets may take several FPDUs
-		fl() { awk -v d="$1" -v o="$2" '$1 == d && $2 == o' "$tmp/fpdus.txt" | wc -l; }
-		want() {	# DIR OPCODE MIN MAX
-			local got
-
-			got=$(fl "$1" "$2")
-			if [ "$got" -lt "$3" ] || [ "$got" -gt "$4" ]; then
-				echo "# $1 opcode $2: $got FPDUs, expected $3..$4"
-				bad="$bad $1-$2"
-			fi
-		}
+		expert_bad "$tmp/rping.pcapng" "" || bad="$bad expert"
 		if [ "$res_rp1" = 0 ]; then
-			want 'c>s' 0x03 $((2 * count)) $((2 * count))
-			want 's>c' 0x03 $((2 * count)) $((2 * count))
-			want 's>c' 0x01 "$count" "$count"
-			want 'c>s' 0x02 "$count" $((4 * count))
-			want 's>c' 0x00 "$count" $((4 * count))
+			rping_ops "$tmp/fpdus.txt"
 		else
 			bad="$bad rping-failed"
 		fi
@@ -544,79 +642,321 @@ for t in send_bw write_bw read_bw send_lat write_lat read_lat; do
 	i=$((i + 1)) port=$((port + 1))
 done
 
-# 13-17: iwm0 against siw1 (IWMPA_APPS_SIW_ONLY: siw0 against a new siw1)
-mwhy=
-if [ "$siw_only" = 1 ]; then
-	:
-elif [ ! -f "$ko" ]; then
-	mwhy="no $ko (run tools/siw/build on the host)"
-elif mod_loaded siw; then
-	mwhy="siw is loaded already: not touching it"
-fi
-if [ -n "$mwhy" ]; then
-	for i in 12 13 14 15 16; do skip "${names[$i]}" "$mwhy"; done
-else
+# mixed_setup REV KO: d0 (veth0) and siw1 (veth1) of the siw.ko KO, and
+# iwmpa's mpa_rev REV; 0 when both ports are ACTIVE. The devices of what
+# ran before go: iwm1 (or the siw1 of the revision before); to load
+# another siw.ko, d0 goes too (the unload of siw would take iwmpa's
+# devices along: they share RDMA_DRIVER_SIW) and is created again
+mixed_setup() {
+	local rev=$1 mko=$2 d r=0 gone
+
+	gone=("$d1" siw1)
+	[ "$loaded_siw" != 1 ] || [ "$siw_ko" = "$mko" ] || gone+=("$d0")
+	for d in "${gone[@]}"; do
+		dev_exists "$d" || continue
+		rdma link delete "$d" 2>&1 | show
+		for _ in $(seq 50); do dev_exists "$d" || break; sleep 0.1; done
+		dev_exists "$d" && { echo "# $d still there"; r=1; }
+	done
+	if [ "$loaded_siw" = 1 ] && [ "$siw_ko" != "$mko" ]; then
+		rmmod_wait siw || { echo "# cannot unload siw"; return 1; }
+		loaded_siw=0 siw_ko=
+	fi
+	if [ "$loaded_siw" != 1 ]; then
+		if ! insmod "$mko" 2> "$tmp/siwmod"; then
+			show "$tmp/siwmod"
+			return 1
+		fi
+		loaded_siw=1 siw_ko=$mko
+	fi
+	echo "# siw: $mko"
+	if [ "$type" = iwmpa ]; then
+		[ -n "$rev_saved" ] || rev_saved=$(cat "$rev_param" 2> /dev/null)
+		if ! echo "$rev" 2> /dev/null > "$rev_param" ||
+			[ "$(cat "$rev_param" 2> /dev/null)" != "$rev" ]; then
+			echo "# cannot set $rev_param to $rev"
+			r=1
+		fi
+		echo "# iwmpa: mpa_rev $(cat "$rev_param" 2> /dev/null)," \
+			"crc $(cat /sys/module/iwmpa/parameters/crc 2> /dev/null)," \
+			"p2p $(cat /sys/module/iwmpa/parameters/p2p 2> /dev/null)"
+	fi
+	if ! dev_exists "$d0"; then
+		if ! ip netns exec "$ns0" rdma link add "$d0" type "$type" netdev veth0 \
+			2> "$tmp/add"; then
+			show "$tmp/add"
+			r=1
+		fi
+	fi
+	port_active "$ns0" "$d0" || r=1
+	if ! ip netns exec "$ns1" rdma link add siw1 type siw netdev veth1 \
+		2> "$tmp/add"; then
+		show "$tmp/add"
+		r=1
+	elif ! port_active "$ns1" siw1; then
+		r=1
+	fi
+	rdma link show 2>&1 | show
+	return $r
+}
+
+# mixed_cap PCAP PORT PFX REV INITIATOR RES: the decode of one mixed
+# rping captured on veth1, INITIATOR (iwmpa or siw) the type of its
+# client, RES rping's result; adds to $bad. One Request and one Reply,
+# both of revision REV, without M or R; C=1 in the Reply, and in the
+# Request when iwmpa sent it; every FPDU's CRC good; if rping passed, the
+# RDMAP messages of rping and, from the client, exactly the RTR that the
+# Reply agreed to (a zero-length Write or Read Request) or none: the
+# rping client sends no other Write or Read Request
+mixed_cap() {
+	local pcap=$1 port=$2 pfx=$3 rev=$4 ini=$5 res=$6 k f v c creq='' crep=''
+	local total good rtr w=0 rd=0 fp=$tmp/${pfx}fpdus.txt
+
+	mpa_frames "$pcap" "$pfx"
+	sed "s/^/# $pfx: MPA /; s/\$/ (flags, Rev)/" "$tmp/${pfx}rr.chk"
+	# revision 2: the IRD and ORD words (RFC 6581: P2P is 0x8000 of
+	# the IRD, RTR Write 0x8000 and RTR Read 0x4000 of the ORD)
+	awk '{ gsub(":", "", $2)
+	       k = substr($2, 1, 32) == "4d504120494420526571204672616d65" ? "Request" : "Reply"
+	       if (substr($2, 35, 2) == "02" && length($2) >= 48)
+			print k, "IRD 0x" substr($2, 41, 4), "ORD 0x" substr($2, 45, 4) }' \
+		"$tmp/${pfx}rr.txt" | sed "s/^/# $pfx: MPA /"
+	[ "$(awk '$1 == "Request"' "$tmp/${pfx}rr.chk" | wc -l)" = 1 ] &&
+		[ "$(awk '$1 == "Reply"' "$tmp/${pfx}rr.chk" | wc -l)" = 1 ] ||
+		bad="$bad $pfx-mpa-frames"
+	while read -r k f v; do
+		[ -n "$f" ] || continue
+		[ "$v" = "0$rev" ] || bad="$bad $pfx-$k-rev-$v"
+		# no markers (0x80), no reject (0x20)
+		[ $((16#$f & 0xa0)) = 0 ] || bad="$bad $pfx-$k-flags-$f"
+		c=$(((16#$f & 0x40) != 0))
+		if [ "$k" = Request ]; then creq=$c; else crep=$c; fi
+	done < "$tmp/${pfx}rr.chk"
+	if [ "$crep" != 1 ] || { [ "$ini" = iwmpa ] && [ "$creq" != 1 ]; }; then
+		if [ "$type" = iwmpa ]; then
+			bad="$bad $pfx-no-crc"
+		else
+			echo "# $pfx: siw without CRC (stock siw): the CRC check does not apply"
+		fi
+	fi
+	fpdu_lines "$pcap" "$port" "$pfx"
+	total=$(wc -l < "$tmp/${pfx}fpdus.txt")
+	good=$(awk '$3 == 1' "$tmp/${pfx}fpdus.txt" | wc -l)
+	echo "# $pfx: $total FPDUs, $good with a good CRC"
+	[ "$total" -gt 0 ] || bad="$bad $pfx-no-fpdus"
+	[ "$crep" != 1 ] || [ "$good" = "$total" ] || bad="$bad $pfx-crc"
+	expert_bad "$pcap" "$pfx" || bad="$bad $pfx-expert"
+	# a failed rping is its own test's failure: the frames and CRCs of
+	# what it sent are checked all the same
+	[ "$res" = 0 ] || return
+	rping_ops "$tmp/${pfx}fpdus.txt"
+	rtr=$(rtr_type "$pfx")
+	case $rtr in
+	write) w=1 ;;
+	read) rd=1 ;;
+	esac
+	echo "# $pfx: RTR agreed: $rtr"
+	[ "$(fl 'c>s' 0x00)" = "$w" ] || { echo "# $pfx: c>s Writes: $(fl 'c>s' 0x00), expected $w"; bad="$bad $pfx-rtr"; }
+	[ "$(fl 'c>s' 0x01)" = "$rd" ] || { echo "# $pfx: c>s Read Requests: $(fl 'c>s' 0x01), expected $rd"; bad="$bad $pfx-rtr"; }
+}
+
+# siw_rev1_server_why: why rping fails with a siw server in revision 1
+siw_rev1_server_why() {
+	cat <<-EOF
+	# siw as Responder reports IRD 0 and ORD 0 in the CONNECT_REQUEST of
+	# a Request without RFC 6581's data (revision 1): it sets them only
+	# from that data. rping's server accepts with rdma_accept(id, NULL),
+	# so librdmacm takes those: siw's QP enters RTS with ORD 0
+	# (siw_qp_readq_init) and its first RDMA Read is refused
+	# (siw_activate_tx_from_sq: -EINVAL; rping: "post send error -1").
+	# The client's side, siw or iwmpa, does not matter.
+	EOF
+}
+
+# passive_first_why REV: why ib_write_lat with d0 (iwmpa) as server and
+# siw1 as client is not run
+passive_first_why() {
+	cat <<-EOF
+	# ib_write_lat's server writes first (perftest: the client waits for
+	# it). iwm0 is the MPA Responder there, and siw1's Request (capture
+	# m${1}rp1) asked for no peer-to-peer model, so no RTR comes: rule 4
+	# of RFC 5044 7.1.2 holds the Responder's first FPDU until the
+	# Initiator's first one arrives (mpa.ko's tx_allowed). Both programs
+	# wait for each other; when the client gives up and closes, the
+	# server's Write fails (EPIPE: the peer's FIN before any FPDU) and
+	# its QP goes to error. siw as Responder does not keep rule 4, which
+	# is why siw against siw passes.
+	EOF
+}
+
+# rtr_type PFX: the RTR the Reply decoded by mpa_frames (PFX) agreed to:
+# write or read if it is of revision 2 with RFC 6581's peer-to-peer model
+# (P2P 0x8000 of its IRD word; RTR Write 0x8000, Read 0x4000 of its ORD
+# word), none otherwise
+rtr_type() {
+	local w
+
+	w=$(awk '{ gsub(":", "", $2) }
+		substr($2, 1, 32) != "4d504120494420526571204672616d65" &&
+		substr($2, 35, 2) == "02" && length($2) >= 48 { print substr($2, 41, 8) }' \
+		"$tmp/$1rr.txt" 2> /dev/null)
+	if [ -z "$w" ] || [ $((16#${w:0:4} & 0x8000)) = 0 ]; then
+		echo none
+	elif [ $((16#${w:4:4} & 0x8000)) != 0 ]; then
+		echo write
+	elif [ $((16#${w:4:4} & 0x4000)) != 0 ]; then
+		echo read
+	else
+		echo none
+	fi
+}
+
+# mixed REV KO FIRST PORT WHY: the 16 tests names[FIRST..FIRST+15] of MPA
+# revision REV, d0 against siw1 of the siw.ko KO, on the ports PORT to
+# PORT+13; all skipped for WHY if not empty
+mixed() {
+	local rev=$1 mko=$2 i=$3 port=$4 why=$5 t0=$SECONDS r j k t p prog nt
+	local sns cns sdev cdev caddr pfx mok ord d
+	local -a cap res
+
+	if [ -n "$why" ]; then
+		for j in $(seq "$i" $((i + 15))); do skip "${names[$j]}" "$why"; done
+		return
+	fi
 	r=1
 	if [ -n "$nodev" ]; then
 		echo "# $nodev"
 	else
-		r=0
-		rdma link delete "$d1" 2>&1 | show
-		for _ in $(seq 50); do dev_exists "$d1" || break; sleep 0.1; done
-		dev_exists "$d1" && { echo "# $d1 still there"; r=1; }
-		# IWMPA_APPS_SIW_ONLY: loaded for the first part already
-		if [ "$loaded_siw" != 1 ]; then
-			if insmod "$ko" 2> "$tmp/siwmod"; then
-				loaded_siw=1
+		mixed_setup "$rev" "$mko"
+		r=$?
+	fi
+	result "$r" "${names[$i]}"
+	mok=$r
+
+	# rping both ways, each captured on veth1: k=1 the server on d0,
+	# k=2 the server on siw1
+	if [ -n "$no_rping" ]; then
+		for j in 1 2 3; do skip "${names[$((i + j))]}" "$no_rping"; done
+	elif [ "$mok" != 0 ]; then
+		for j in 1 2 3; do
+			echo "# revision $rev: no devices"
+			not_ok "${names[$((i + j))]}"
+		done
+	else
+		for k in 1 2; do
+			sns=$ns0 cns=$ns1
+			[ "$k" = 1 ] || { sns=$ns1 cns=$ns0; }
+			pfx=m${rev}rp$k
+			p=$((port + k - 1))
+			cap[k]=0
+			if [ -z "$no_cap" ]; then
+				if siw_capture_start "$ns1" veth1 "$tmp/$pfx.pcapng" \
+					"$tmp/$pfx.dumpcap.log" -f "tcp port $p"; then
+					cap[k]=1
+				else
+					show "$tmp/$pfx.dumpcap.log"
+				fi
+			fi
+			rping_pair "$pfx" "$sns" "$cns" "$p"
+			res[k]=$?
+			siw_capture_stop
+			if [ "$rev" = 1 ] && [ "$sns" = "$ns1" ] || [ "$type$rev" = siw1 ]; then
+				siw_rev1_server_why
+				skip_failed "${res[k]}" "${names[$((i + k))]}" "siw as revision 1 Responder accepts rping with ORD 0 (its Read fails): siw's bug"
 			else
-				show "$tmp/siwmod"
-				r=1
+				result "${res[k]}" "${names[$((i + k))]}"
+			fi
+		done
+		j=$((i + 3))
+		if [ -n "$no_cap" ]; then
+			skip "${names[$j]}" "$no_cap"
+		elif [ "${cap[1]}" != 1 ] || [ "${cap[2]}" != 1 ]; then
+			echo "# dumpcap did not start"
+			not_ok "${names[$j]}"
+		else
+			bad=
+			for k in 1 2; do
+				pfx=m${rev}rp$k
+				t=siw
+				[ "$k" = 1 ] || t=$type
+				echo "# capture $pfx: client $t, port $((port + k - 1))"
+				mixed_cap "$tmp/$pfx.pcapng" $((port + k - 1)) "$pfx" "$rev" "$t" \
+					"${res[k]}"
+			done
+			if [ -z "$bad" ]; then
+				ok "${names[$j]}"
+			else
+				echo "# capture check failed:$bad"
+				not_ok "${names[$j]}"
 			fi
 		fi
-		if [ "$loaded_siw" != 1 ]; then
-			:
-		elif ! ip netns exec "$ns1" rdma link add siw1 type siw netdev veth1 \
-			2> "$tmp/add"; then
-			show "$tmp/add"
-			r=1
-		elif ! port_active "$ns1" siw1; then
-			r=1
-		fi
-		rdma link show 2>&1 | show
 	fi
-	result "$r" "${names[12]}"
-	mixok=$r
 
-	if [ -n "$no_rping" ]; then
-		skip "${names[13]}" "$no_rping"
-		skip "${names[14]}" "$no_rping"
-	elif [ "$mixok" != 0 ]; then
-		not_ok "${names[13]}"
-		not_ok "${names[14]}"
-	else
-		rping_pair mrp1 "$ns0" "$ns1" 7231
-		result $? "${names[13]}"
-		rping_pair mrp2 "$ns1" "$ns0" 7232
-		result $? "${names[14]}"
+	# revision 1 negotiates no IRD/ORD (RFC 6581 does): perftest's client
+	# would take its own device's max_qp_rd_atom as ORD (siw: 128), the
+	# server the same as IRD (iwmpa: 64), and a Read Request past the IRD
+	# ends the connection (a Terminate). ib_read_bw gets the lower of the
+	# two as -o, the agreement RFC 5040 leaves to the ULP
+	ord=
+	if [ "$rev" = 1 ] && [ "$mok" = 0 ]; then
+		ord=$(for d in "$d0" siw1; do ibv_devinfo -v -d "$d" 2> /dev/null |
+			awk '/max_qp_rd_atom:/ { print $2 }'; done | sort -n | head -n 1)
+		echo "# revision 1: ib_read_bw -o ${ord:-?} (the lower max_qp_rd_atom of $d0 and siw1)"
 	fi
-	nt=$(need ib_write_bw perftest)
-	if [ -n "$nt" ]; then
-		skip "${names[15]}" "$nt"
-		skip "${names[16]}" "$nt"
-	elif [ "$mixok" != 0 ]; then
-		not_ok "${names[15]}"
-		not_ok "${names[16]}"
-	else
-		# shellcheck disable=SC2086 # $bw: several words
-		perf mwb1 ib_write_bw 7233 "$ns0" "$d0" "$ns1" siw1 "$a0" 65536 "$bw_n" $bw
-		result $? "${names[15]}"
-		# shellcheck disable=SC2086
-		perf mwb2 ib_write_bw 7234 "$ns1" siw1 "$ns0" "$d0" "$a1" 65536 "$bw_n" $bw
-		result $? "${names[16]}"
-	fi
+
+	# perftest: the server on d0, then the server on siw1
+	j=$((i + 4)) p=$((port + 2))
+	for k in 1 2; do
+		sns=$ns0 sdev=$d0 cns=$ns1 cdev=siw1 caddr=$a0
+		[ "$k" = 1 ] || { sns=$ns1 sdev=siw1 cns=$ns0 cdev=$d0 caddr=$a1; }
+		for t in "${progs[@]}"; do
+			prog=ib_$t
+			nt=$(need "$prog" perftest)
+			if [ -n "$nt" ]; then
+				skip "${names[$j]}" "$nt"
+			elif [ "$mok" != 0 ]; then
+				echo "# revision $rev: no devices"
+				not_ok "${names[$j]}"
+			elif [ "$k$t$type" = 1write_latiwmpa ] && [ "$passive_first" != 1 ] &&
+				[ "$(rtr_type "m${rev}rp1")" = none ]; then
+				passive_first_why "$rev"
+				skip "${names[$j]}" "the passive side writes first, without an RTR (rule 4 of RFC 5044 7.1.2); IWMPA_APPS_PASSIVE_FIRST=1 runs it"
+			else
+				case $t in
+				read_bw)
+					# shellcheck disable=SC2086 # $mbw: several words
+					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
+						"$caddr" 65536 "$mbw_n" $mbw ${ord:+-o "$ord"} ;;
+				*_bw)
+					# shellcheck disable=SC2086 # $mbw: several words
+					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
+						"$caddr" 65536 "$mbw_n" $mbw ;;
+				*)
+					# shellcheck disable=SC2086 # $mlat: several words
+					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
+						"$caddr" "" "$mlat_n" $mlat ;;
+				esac
+				result $? "${names[$j]}"
+			fi
+			j=$((j + 1)) p=$((p + 1))
+		done
+	done
+	echo "# mixed revision $rev: $((SECONDS - t0)) s"
+}
+
+# 13-44: d0 against siw1, MPA revision 2 (13-28) and 1 (29-44);
+# IWMPA_APPS_SIW_ONLY: siw0 against a new siw1
+mwhy=
+if [ "$siw_only" != 1 ] && mod_loaded siw; then
+	mwhy="siw is loaded already: not touching it"
 fi
+why2=$mwhy why1=$mwhy
+[ -n "$why2" ] || [ -f "$ko" ] || why2="no $ko (run tools/siw/build on the host)"
+[ -n "$why1" ] || [ -f "$ko1" ] || why1="no $ko1 (run tools/siw/build --rev1 on the host)"
+mixed 2 "$ko" 12 7231 "$why2"
+mixed 1 "$ko1" 28 7261 "$why1"
 
-# 18: teardown
+# 45: teardown
 r=0
 teardown || r=1
 for d in iwm0 iwm1 siw0 siw1; do
@@ -626,6 +966,6 @@ done
 if [ "$iwmpa_here" = 1 ]; then
 	! mod_loaded iwmpa || { echo "# iwmpa still loaded"; r=1; }
 fi
-result "$r" "${names[17]}"
+result "$r" "${names[44]}"
 
 exit "$fail"
