@@ -299,24 +299,34 @@ static int ddp_stag_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 	return ret;
 }
 
+/*
+ * Publish @mr under a new STag (out: *@stag), or for a reserved index
+ * (@mr->reserved) under *@stag: the reservation is replaced without
+ * allocating, -EBUSY if a buffer is there or the index is not reserved.
+ */
 static int ddp_mr_insert(struct ddp_pd *pd, struct ddp_mr *mr, u32 *stag)
 {
-	int ret;
+	int ret = 0;
 
 	mr->valid = true;
 	xa_lock_bh(&pd->mrs);
-	ret = ddp_stag_insert(pd, mr, stag);
+	if (mr->reserved) {
+		mr->stag = *stag;
+		__xa_cmpxchg(&pd->mrs, *stag >> 8, XA_ZERO_ENTRY, mr,
+			     GFP_ATOMIC);
+		if (xa_load(&pd->mrs, *stag >> 8) != mr)
+			ret = -EBUSY;
+	} else {
+		ret = ddp_stag_insert(pd, mr, stag);
+	}
 	xa_unlock_bh(&pd->mrs);
 	return ret;
 }
 
-/*
- * Register @mem, pinned user memory or kernel pages, as a tagged buffer:
- * the buffer takes @mem over on success; on failure @mem stays the
- * caller's.
- */
-int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
-		struct ddp_mem *mem, u64 base_to, u32 access, u32 *stag)
+/* ddp_reg_mem(), or (@reserved) at the reserved index of *@stag */
+static int __ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
+			 struct ddp_mem *mem, u64 base_to, u32 access,
+			 bool reserved, u32 *stag)
 {
 	struct ddp_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	int ret;
@@ -324,6 +334,7 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	if (!mr)
 		return -ENOMEM;
 	mr->mem = *mem;
+	mr->reserved = reserved;
 	mr->owner = owner ? owner->id : pd->id;
 	mr->base_to = base_to;
 	mr->access = access;
@@ -336,6 +347,17 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
 	trace_ddp_stag_reg(pd->id, *stag, base_to, mem->len);
 	return 0;
+}
+
+/*
+ * Register @mem, pinned user memory or kernel pages, as a tagged buffer:
+ * the buffer takes @mem over on success; on failure @mem stays the
+ * caller's.
+ */
+int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
+		struct ddp_mem *mem, u64 base_to, u32 access, u32 *stag)
+{
+	return __ddp_reg_mem(pd, owner, mem, base_to, access, false, stag);
 }
 
 /**
@@ -427,40 +449,19 @@ EXPORT_SYMBOL_GPL(ddp_stag_release);
 int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
 		     u32 first, u64 len, u64 base_to, u32 access, u32 stag)
 {
-	struct ddp_mr *mr;
+	struct ddp_mem mem;
 	int ret;
 
 	if (!(stag >> 8))
 		return -EINVAL;
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr)
-		return -ENOMEM;
-	ret = ddp_mem_pages(&mr->mem, pages, npages, first, len,
+	ret = ddp_mem_pages(&mem, pages, npages, first, len,
 			    GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		kfree(mr);
+	if (ret)
 		return ret;
-	}
-	mr->stag = stag;
-	mr->owner = pd->id;
-	mr->base_to = base_to;
-	mr->access = access;
-	mr->pd = pd;
-	mr->reserved = true;
-	mr->valid = true;
-	xa_lock_bh(&pd->mrs);
-	/* a reserved slot is replaced without allocating */
-	__xa_cmpxchg(&pd->mrs, stag >> 8, XA_ZERO_ENTRY, mr, GFP_ATOMIC);
-	if (xa_load(&pd->mrs, stag >> 8) != mr)
-		ret = -EBUSY;
-	xa_unlock_bh(&pd->mrs);
-	if (ret) {
-		ddp_mr_free(mr);
-		return ret;
-	}
-	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
-	trace_ddp_stag_reg(pd->id, stag, base_to, len);
-	return 0;
+	ret = __ddp_reg_mem(pd, NULL, &mem, base_to, access, true, &stag);
+	if (ret)
+		ddp_mem_release(&mem, false);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_reg_pages_at);
 

@@ -281,6 +281,20 @@ void iwmpa_mr_put(struct iwmpa_mr *mr)
 		queue_work(iwmpa_wq, &mr->free_work);
 }
 
+/* the region of @stag in @pd, with a reference, or NULL; any context */
+static struct iwmpa_mr *iwmpa_mr_get(struct iwmpa_pd *pd, u32 stag)
+{
+	struct iwmpa_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&pd->mrs, stag >> 8);
+	if (mr && (READ_ONCE(mr->stag) != stag ||
+		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
 /**
  * iwmpa_mr_lookup() - the memory region of an lkey, for a local access
  * @pd: the queue pair's PD: the region must be in it, and valid
@@ -298,18 +312,13 @@ void iwmpa_mr_put(struct iwmpa_mr *mr)
 struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
 				 u32 len, bool write, u32 *idx, u32 *first)
 {
-	struct iwmpa_mr *mr;
+	struct iwmpa_mr *mr = iwmpa_mr_get(pd, lkey);
 	u64 off;
 
-	rcu_read_lock();
-	mr = xa_load(&pd->mrs, lkey >> 8);
-	if (mr && (READ_ONCE(mr->stag) != lkey || !READ_ONCE(mr->valid) ||
-		   !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
-	rcu_read_unlock();
 	if (!mr)
 		return NULL;
-	if ((write && !(mr->access & IB_ACCESS_LOCAL_WRITE)) ||
+	if (!READ_ONCE(mr->valid) ||
+	    (write && !(mr->access & IB_ACCESS_LOCAL_WRITE)) ||
 	    addr < mr->va || addr - mr->va > mr->len ||
 	    len > mr->len - (addr - mr->va)) {
 		iwmpa_mr_put(mr);
@@ -613,14 +622,8 @@ u16 iwmpa_mr_fastreg(struct iwmpa_pd *pd, struct iwmpa_mr *mr, u32 stag,
  */
 u16 iwmpa_mr_local_inv(struct iwmpa_pd *pd, u32 stag)
 {
-	struct iwmpa_mr *mr;
+	struct iwmpa_mr *mr = iwmpa_mr_get(pd, stag);
 
-	rcu_read_lock();
-	mr = xa_load(&pd->mrs, stag >> 8);
-	if (mr && (READ_ONCE(mr->stag) != stag ||
-		   !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
-	rcu_read_unlock();
 	if (!mr)
 		return SIW_WC_LOC_PROT_ERR;
 	if (READ_ONCE(mr->valid)) {
