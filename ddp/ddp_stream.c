@@ -258,6 +258,9 @@ static int ddp_tx_next(void *ctx, void *hdr, u32 max_data, bool *last)
 
 	if (!max_data)
 		return -EMSGSIZE;
+	/* the whole message in this first segment, or nothing sent */
+	if (msg->nowait && !t->it.done && t->it.msg_len > max_data)
+		return -EAGAIN;
 	ddp_seg_resize(&t->it, max_data);
 	if (!ddp_seg_next(&t->it, &off, &len, last))
 		return -EINVAL;
@@ -282,7 +285,8 @@ static int ddp_tx_next(void *ctx, void *hdr, u32 max_data, bool *last)
  * the path MTU within the message.
  * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
  * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
- * before full operation).
+ * before full operation, -EAGAIN for a @msg->nowait message that cannot
+ * go whole now).
  */
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data)
@@ -304,7 +308,10 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
 		return -EINVAL;
 
-	mutex_lock(&s->tx_lock);
+	if (!msg->nowait)
+		mutex_lock(&s->tx_lock);
+	else if (!mutex_trylock(&s->tx_lock))
+		return -EAGAIN;
 	ret = -EPIPE;
 	if (s->shut)
 		goto out;
@@ -320,7 +327,9 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	}
 	/* one lock and one call for the message: its segments make trains */
 	mpa_send_begin(s->conn);
-	ret = mpa_send_msg_locked(s->conn, &m, data, msg->more ? MSG_MORE : 0);
+	ret = mpa_send_msg_locked(s->conn, &m, data,
+				  (msg->more ? MSG_MORE : 0) |
+				  (msg->nowait ? MSG_DONTWAIT : 0));
 	mpa_send_end(s->conn);
 	if (ret < 0)
 		goto out;

@@ -311,8 +311,9 @@ struct iwmpa_orqe {
  * @rq_get: next RQE to consume
  * @sq_mmap: the SQ ring's mmap entry
  * @rq_mmap: the RQ ring's mmap entry
- * @tx_work: consumes the SQ (the doorbell, a Read's completion) and
- *	finishes a connection's end
+ * @tx_work: consumes the SQ (what the doorbell left, a Read's completion
+ *	that @sq_wait waits for) and finishes a connection's end
+ * @sq_wait: the SQ's head waits for Reads to complete (fence, ORD)
  * @sq_sig_all: every SQE completes into the CQ
  * @ird: RDMA Reads the peer may have outstanding
  * @ord: RDMA Reads this end may have outstanding at most (@orq's size)
@@ -353,6 +354,7 @@ struct iwmpa_qp {
 	struct rdma_user_mmap_entry	*sq_mmap;
 	struct rdma_user_mmap_entry	*rq_mmap;
 	struct work_struct		tx_work;
+	bool				sq_wait;
 	bool				sq_sig_all;
 	u32				ird;
 	u32				ord;

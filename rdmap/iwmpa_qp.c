@@ -44,6 +44,9 @@ enum {
 	IWMPA_QP_END_ABORT,	/* ... with an error, or a Terminate */
 };
 
+/* not a SIW_WC_* status: the SQE was not sent, and waits for the work item */
+#define IWMPA_WC_AGAIN	0xffff
+
 /**
  * struct iwmpa_mmap - a ring user space maps
  * @base: the RDMA core's entry; its offset is the mmap key
@@ -693,8 +696,11 @@ static void iwmpa_read_done(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 	}
 	/* pairs with the acquire in iwmpa_orq_reap() and the SQ's */
 	smp_store_release(&qp->orq_head, qp->orq_head + 1);
-	/* the SQ may go on (ORD, fence) */
-	queue_work(iwmpa_wq, &qp->tx_work);
+	/* the head before the flag: see iwmpa_sq_process() */
+	smp_mb();
+	/* the SQ may go on (ORD, fence); else the next doorbell reaps */
+	if (READ_ONCE(qp->sq_wait))
+		queue_work(iwmpa_wq, &qp->tx_work);
 }
 
 /*
@@ -840,7 +846,7 @@ static u16 iwmpa_sink_pages(struct iwmpa_qp *qp, const struct siw_sge *sge,
  * its sink gets a STag of the stream for the Read's time.
  */
 static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
-			 bool signalled, u32 *bytes)
+			 bool signalled, u32 *bytes, int flags)
 {
 	const struct siw_sge *sge = &sqe->sge[0];
 	struct iwmpa_orqe *o = &qp->orq[qp->orq_tail % qp->ord];
@@ -885,15 +891,17 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	o->opcode = sqe->opcode;
 	/* before the request: its response may come at once */
 	qp->orq_tail++;
-	ret = rdmap_read(qp->rq, &wr);
+	ret = rdmap_read(qp->rq, &wr, flags);
 	if (ret) {
-		/* never sent: nothing completes it */
+		/* never sent: nothing completes it (rare for -EAGAIN) */
 		qp->orq_tail--;
 		ddp_invalidate(qp->pd->ddp, o->stag);
 		o->stag = 0;
 		o->mr = NULL;
 		if (mr)
 			iwmpa_mr_put(mr);
+		if (ret == -EAGAIN)
+			return IWMPA_WC_AGAIN;
 		return ret == -ECONNABORTED ? SIW_WC_WR_FLUSH_ERR :
 					      SIW_WC_GENERAL_ERR;
 	}
@@ -902,9 +910,12 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	return SIW_WC_SUCCESS;
 }
 
-/* Execute one SQE (not a Read). Return: a SIW_WC_* status. */
+/*
+ * Execute one SQE (not a Read); @flags: MSG_DONTWAIT or 0. Return: a
+ * SIW_WC_* status, or IWMPA_WC_AGAIN.
+ */
 static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
-			 u32 *bytes)
+			 u32 *bytes, int flags)
 {
 	struct bio_vec stack[IWMPA_TX_STACK_BV], *bv = NULL;
 	struct iwmpa_mr *mrs[SIW_MAX_SGE] = {};
@@ -937,16 +948,18 @@ static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		ret = rdmap_send(qp->rq, op,
 				 op == RDMAP_WIRE_OP_SEND_INV ||
 				 op == RDMAP_WIRE_OP_SEND_SE_INV ?
-				 sqe->rkey : 0, &it);
+				 sqe->rkey : 0, &it, flags);
 		break;
 	case SIW_OP_WRITE:
-		ret = rdmap_write(qp->rq, sqe->rkey, sqe->raddr, &it);
+		ret = rdmap_write(qp->rq, sqe->rkey, sqe->raddr, &it, flags);
 		break;
 	default:
 		ret = -EOPNOTSUPP;
 		break;
 	}
-	if (ret == -EOPNOTSUPP)
+	if (ret == -EAGAIN)
+		status = IWMPA_WC_AGAIN;
+	else if (ret == -EOPNOTSUPP)
 		status = SIW_WC_LOC_QP_OP_ERR;
 	else if (ret == -ECONNABORTED || ret == -EPIPE)
 		status = SIW_WC_WR_FLUSH_ERR;
@@ -1010,50 +1023,73 @@ static bool iwmpa_op_is_read(u8 op)
 }
 
 /*
+ * @sqe, at the SQ's head, waits for the Reads before it: it is fenced, or
+ * a Read beyond the ORD (a slot of the ORQ is free once reaped).
+ */
+static bool iwmpa_sq_blocked(struct iwmpa_qp *qp, const struct siw_sqe *sqe)
+{
+	/* pairs with the release in iwmpa_read_done() */
+	u32 reads = qp->orq_tail - smp_load_acquire(&qp->orq_head);
+
+	if ((sqe->flags & SIW_WQE_READ_FENCE) && reads)
+		return true;
+	if (!iwmpa_op_is_read(sqe->opcode) ||
+	    (reads < qp->ord_conn && qp->orq_tail - qp->orq_reaped < qp->ord))
+		return false;
+	iwmpa_orq_reap(qp, false);
+	return reads >= qp->ord_conn ||
+	       qp->orq_tail - qp->orq_reaped >= qp->ord;
+}
+
+/*
  * Consume the SQ ring in order until it is empty, the ORD is full or a
  * fenced SQE waits for the Reads before it. Under state_lock, connected.
- * Return: false if an SQE failed (the QP goes to error).
+ * @flags: 0 in the work item; MSG_DONTWAIT in the doorbell's system call,
+ * where each SQE goes whole at once or stays for the work item (a
+ * message of more than one DDP segment, no send space, ...).
+ * Return: 0, -EAGAIN when an SQE stays for the work item, -EIO when one
+ * failed (the QP goes to error).
  */
-static bool iwmpa_sq_process(struct iwmpa_qp *qp)
+static int iwmpa_sq_process(struct iwmpa_qp *qp, int flags)
 {
 	for (;;) {
 		struct siw_sqe *slot = &qp->sendq[qp->sq_get &
 						  (qp->num_sqe - 1)];
-		u32 bytes = 0, reads;
 		struct siw_sqe sqe;
+		u32 bytes = 0;
 		bool signalled;
 		u16 status;
 
 		/* pairs with the provider's store of VALID */
 		sqe.flags = smp_load_acquire(&slot->flags);
 		if (!(sqe.flags & SIW_WQE_VALID))
-			return true;
+			return 0;
 		memcpy(&sqe, slot, sizeof(sqe));
 		sqe.flags = READ_ONCE(slot->flags);
-		/* pairs with the release in iwmpa_read_done() */
-		reads = qp->orq_tail - smp_load_acquire(&qp->orq_head);
-		if ((sqe.flags & SIW_WQE_READ_FENCE) && reads)
-			return true;
-		/* the ORD agreed; a slot of the ORQ is free once reaped */
-		if (iwmpa_op_is_read(sqe.opcode) &&
-		    (reads >= qp->ord_conn ||
-		     qp->orq_tail - qp->orq_reaped >= qp->ord)) {
-			iwmpa_orq_reap(qp, false);
-			if (reads >= qp->ord_conn ||
-			    qp->orq_tail - qp->orq_reaped >= qp->ord)
-				return true;
+		if (iwmpa_sq_blocked(qp, &sqe)) {
+			/* a Read's completion queues the work item */
+			WRITE_ONCE(qp->sq_wait, true);
+			/* the flag before the ORQ's head: iwmpa_read_done() */
+			smp_mb();
+			if (iwmpa_sq_blocked(qp, &sqe))
+				return 0;
 		}
+		WRITE_ONCE(qp->sq_wait, false);
 		signalled = qp->sq_sig_all || (sqe.flags & SIW_WQE_SIGNALLED);
 		if (!iwmpa_sq_op_ok(qp, sqe.opcode))
 			status = SIW_WC_LOC_QP_OP_ERR;
 		else if (iwmpa_op_is_read(sqe.opcode))
-			status = iwmpa_sq_read(qp, &sqe, signalled, &bytes);
+			status = iwmpa_sq_read(qp, &sqe, signalled, &bytes,
+					       flags);
 		else if (sqe.opcode == SIW_OP_REG_MR)
 			status = iwmpa_sq_reg(qp, &sqe);
 		else if (sqe.opcode == SIW_OP_INVAL_STAG)
 			status = iwmpa_sq_inv(qp, &sqe);
 		else
-			status = iwmpa_sq_exec(qp, &sqe, &bytes);
+			status = iwmpa_sq_exec(qp, &sqe, &bytes, flags);
+		/* not sent: the slot stays as it is */
+		if (status == IWMPA_WC_AGAIN)
+			return -EAGAIN;
 		/* taken: the provider may fill the slot again */
 		smp_store_release(&slot->flags, 0);
 		qp->sq_get++;
@@ -1066,7 +1102,7 @@ static bool iwmpa_sq_process(struct iwmpa_qp *qp)
 		if (status != SIW_WC_SUCCESS) {
 			iwmpa_complete(qp, qp->scq, sqe.id, sqe.opcode, status,
 				       0, 0, false);
-			return false;
+			return -EIO;
 		}
 		if (!iwmpa_op_is_read(sqe.opcode) && signalled)
 			iwmpa_complete(qp, qp->scq, sqe.id, sqe.opcode,
@@ -1190,7 +1226,7 @@ static void iwmpa_qp_fatal(struct iwmpa_qp *qp)
 static void iwmpa_tx_work(struct work_struct *work)
 {
 	struct iwmpa_qp *qp = container_of(work, struct iwmpa_qp, tx_work);
-	bool ok = true;
+	int ret = 0;
 
 	if (test_and_clear_bit(IWMPA_QP_END, &qp->flags)) {
 		bool abort = test_and_clear_bit(IWMPA_QP_END_ABORT, &qp->flags);
@@ -1203,17 +1239,47 @@ static void iwmpa_tx_work(struct work_struct *work)
 	mutex_lock(&qp->state_lock);
 	if (qp->rq) {
 		iwmpa_orq_reap(qp, false);
-		ok = iwmpa_sq_process(qp);
+		ret = iwmpa_sq_process(qp, 0);
 	} else if (qp->state == IB_QPS_ERR) {
 		/* posted after the end: ib_drain_qp() waits for these */
 		iwmpa_sq_flush(qp);
 		iwmpa_rq_flush(qp);
 	}
 	mutex_unlock(&qp->state_lock);
-	if (!ok) {
+	if (ret) {
 		iwmpa_qp_fatal(qp);
 		iwmpa_qp_end(qp, true);
 	}
+}
+
+/*
+ * The doorbell of a user QP: send what the SQ holds from the system call,
+ * as far as it goes without waiting, and leave the rest to the work item.
+ * It saves the work item's wake-up and switch per message, which is most
+ * of a small message's latency. Nothing here sleeps on the peer (a signal
+ * must not cut a send in TCP's wait for memory): the work item waits.
+ */
+static void iwmpa_sq_doorbell(struct iwmpa_qp *qp)
+{
+	int ret = -EAGAIN;
+
+	/* the work item, or an end, has the QP: it takes the SQ too */
+	if (!mutex_trylock(&qp->state_lock))
+		goto work;
+	if (qp->rq && !READ_ONCE(qp->flags)) {
+		iwmpa_orq_reap(qp, false);
+		ret = iwmpa_sq_process(qp, MSG_DONTWAIT);
+	}
+	mutex_unlock(&qp->state_lock);
+	if (!ret)
+		return;
+	/* an SQE failed: the QP goes to error, from the work item */
+	if (ret == -EIO) {
+		set_bit(IWMPA_QP_END_ABORT, &qp->flags);
+		set_bit(IWMPA_QP_END, &qp->flags);
+	}
+work:
+	queue_work(iwmpa_wq, &qp->tx_work);
 }
 
 /* RDMAP's completions and errors: softirq or the socket lock held */
@@ -1608,11 +1674,7 @@ int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad = wr;
 			return -EINVAL;
 		}
-		/*
-		 * Not in the caller's context: a signal would cut a send in
-		 * TCP's wait for memory and fail the QP.
-		 */
-		queue_work(iwmpa_wq, &qp->tx_work);
+		iwmpa_sq_doorbell(qp);
 		return 0;
 	}
 	spin_lock_irqsave(&qp->sq_lock, flags);

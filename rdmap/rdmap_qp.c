@@ -202,7 +202,7 @@ static void rdmap_fail(struct rdmap_qp *qp, struct ddp_stream *s,
 	}
 	spin_unlock_bh(&qp->lock);
 	if (len >= 0)
-		queue_work(system_wq, &qp->work);
+		queue_work(system_highpri_wq, &qp->work);
 	rdmap_report(qp, &ev);
 	rdmap_flush_reads(qp);
 }
@@ -365,7 +365,7 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	in->slot = slot;
 	qp->in_count++;
 	spin_unlock_bh(&qp->lock);
-	queue_work(system_wq, &qp->work);
+	queue_work(system_highpri_wq, &qp->work);
 }
 
 /* The peer's Terminate arrived: the stream ends, nothing is sent back. */
@@ -758,7 +758,7 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 }
 
 static int __rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr,
-			bool rtr)
+			bool rtr, bool nowait)
 {
 	struct rdmap_read_req rr = {
 		.sink_stag = wr->sink_stag,
@@ -767,7 +767,10 @@ static int __rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr,
 		.src_stag = wr->src_stag,
 		.src_to = wr->src_to,
 	};
-	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_READ_REQ };
+	struct ddp_msg msg = {
+		.qn = RDMAP_WIRE_QN_READ_REQ,
+		.nowait = nowait,
+	};
 	struct rdmap_wire_read_req w;
 	struct kvec kv = { .iov_base = &w, .iov_len = sizeof(w) };
 	struct rdmap_outbound *o;
@@ -779,7 +782,10 @@ static int __rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr,
 	/* what the peer would refuse: see rdmap_read_req_decode() */
 	if (rdmap_read_req_decode(&w, sizeof(w), &rr, &err))
 		return -EINVAL;
-	mutex_lock(&qp->read_mutex);
+	if (!nowait)
+		mutex_lock(&qp->read_mutex);
+	else if (!mutex_trylock(&qp->read_mutex))
+		return -EAGAIN;
 	spin_lock_bh(&qp->lock);
 	if (qp->terminated || qp->closing) {
 		ret = -ECONNABORTED;
@@ -815,13 +821,13 @@ out:
 }
 
 /* RFC 6581's RTR of type @type (MPA_F_RTR_*): zero octets */
-static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type)
+static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type, bool nowait)
 {
 	struct rdmap_read_wr wr = {
 		.sink_stag = RDMAP_RTR_STAG,
 		.src_stag = RDMAP_RTR_STAG,
 	};
-	struct ddp_msg msg = {};
+	struct ddp_msg msg = { .nowait = nowait };
 	struct iov_iter empty;
 
 	iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
@@ -836,7 +842,7 @@ static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type)
 		msg.rsvdulp[0] = rdmap_ctrl(RDMAP_WIRE_OP_WRITE);
 		return ddp_send_msg(qp->s, &msg, &empty);
 	case MPA_F_RTR_READ:
-		return __rdmap_read(qp, &wr, true);
+		return __rdmap_read(qp, &wr, true, nowait);
 	}
 	return -EPROTO;
 }
@@ -845,16 +851,20 @@ static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type)
  * RFC 6581: on a connection that agreed on the peer-to-peer model, the
  * Initiator's first message is the RTR of the agreed type. It goes from
  * rdmap_qp_create() when the connection is in full operation already,
- * else before the consumer's first message.
+ * else before the consumer's first message (@nowait: as that message is
+ * sent, see struct ddp_msg).
  */
-static int rdmap_tx_rtr(struct rdmap_qp *qp)
+static int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
 {
 	struct mpa_conn_attrs a;
 	int ret = 0;
 
 	if (likely(READ_ONCE(qp->rtr_tx_done)))
 		return 0;
-	mutex_lock(&qp->rtr_mutex);
+	if (!nowait)
+		mutex_lock(&qp->rtr_mutex);
+	else if (!mutex_trylock(&qp->rtr_mutex))
+		return -EAGAIN;
 	if (qp->rtr_tx_done)
 		goto out;
 	lock_sock(qp->sock->sk);
@@ -864,7 +874,7 @@ static int rdmap_tx_rtr(struct rdmap_qp *qp)
 	if (a.state != MPA_S_FULL)
 		goto out;
 	if (a.p2p && a.rtr && a.role == MPA_ROLE_INITIATOR)
-		ret = rdmap_send_rtr(qp, a.rtr);
+		ret = rdmap_send_rtr(qp, a.rtr, nowait);
 	if (!ret)
 		WRITE_ONCE(qp->rtr_tx_done, true);
 out:
@@ -931,9 +941,9 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 		goto err_release;
 	WRITE_ONCE(qp->s, s);
 	/* what the receive path found before @s was set */
-	queue_work(system_wq, &qp->work);
+	queue_work(system_highpri_wq, &qp->work);
 	/* an RTR that cannot go now goes with the first message */
-	rdmap_tx_rtr(qp);
+	rdmap_tx_rtr(qp, false);
 	return qp;
 
 err_release:
@@ -1028,23 +1038,28 @@ EXPORT_SYMBOL_GPL(rdmap_post_recv);
  * @op: RDMAP_WIRE_OP_SEND, _SEND_INV, _SEND_SE or _SEND_SE_INV
  * @inv_stag: the peer's STag to invalidate (the two with Invalidate)
  * @data: the message
+ * @flags: MSG_DONTWAIT: the message goes whole at once or not at all
+ *	(-EAGAIN), as struct ddp_msg's @nowait says; or 0
  *
+ * Context: process context; sleeps unless MSG_DONTWAIT.
  * Return: 0 once the message is with TCP, -EINVAL for another opcode,
  * -ECONNABORTED once the stream is terminated, or what ddp_send_msg()
  * returns.
  */
 int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
-	       struct iov_iter *data)
+	       struct iov_iter *data, int flags)
 {
-	struct ddp_msg msg = { .qn = RDMAP_WIRE_QN_SEND };
-
+	struct ddp_msg msg = {
+		.qn = RDMAP_WIRE_QN_SEND,
+		.nowait = flags & MSG_DONTWAIT,
+	};
 	int ret;
 
 	if (op < RDMAP_WIRE_OP_SEND || op > RDMAP_WIRE_OP_SEND_SE_INV)
 		return -EINVAL;
 	if (rdmap_qp_ended(qp))
 		return -ECONNABORTED;
-	ret = rdmap_tx_rtr(qp);
+	ret = rdmap_tx_rtr(qp, msg.nowait);
 	if (ret)
 		return ret;
 	rdmap_rsvdulp_untagged(op, inv_stag, msg.rsvdulp);
@@ -1058,23 +1073,27 @@ EXPORT_SYMBOL_GPL(rdmap_send);
  * @stag: the peer's buffer (remote write access)
  * @to: tagged offset of the first octet there
  * @data: the data
+ * @flags: MSG_DONTWAIT or 0, as for rdmap_send()
  *
+ * Context: process context; sleeps unless MSG_DONTWAIT.
  * Return: 0 once the message is with TCP, -ECONNABORTED once the stream is
  * terminated, or what ddp_send_msg() returns.
  */
-int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data)
+int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data,
+		int flags)
 {
 	struct ddp_msg msg = {
 		.tagged = true,
 		.stag = stag,
 		.to = to,
 		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_WRITE) },
+		.nowait = flags & MSG_DONTWAIT,
 	};
 	int ret;
 
 	if (rdmap_qp_ended(qp))
 		return -ECONNABORTED;
-	ret = rdmap_tx_rtr(qp);
+	ret = rdmap_tx_rtr(qp, msg.nowait);
 	return ret ? ret : ddp_send_msg(qp->s, &msg, data);
 }
 EXPORT_SYMBOL_GPL(rdmap_write);
@@ -1083,6 +1102,7 @@ EXPORT_SYMBOL_GPL(rdmap_write);
  * rdmap_read() - send an RDMA Read Request
  * @qp: the queue pair
  * @wr: the source, the sink, the length and the cookie
+ * @flags: MSG_DONTWAIT or 0, as for rdmap_send()
  *
  * The Read completes with RDMAP_EV_READ_DONE when its Read Response was
  * placed whole into @wr->sink_stag, which must be registered with
@@ -1091,11 +1111,12 @@ EXPORT_SYMBOL_GPL(rdmap_write);
  * ORD Reads are outstanding, -ECONNABORTED once the stream is terminated,
  * or what ddp_send_msg() returns.
  */
-int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr)
+int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr, int flags)
 {
-	int ret = rdmap_tx_rtr(qp);
+	bool nowait = flags & MSG_DONTWAIT;
+	int ret = rdmap_tx_rtr(qp, nowait);
 
-	return ret ? ret : __rdmap_read(qp, wr, false);
+	return ret ? ret : __rdmap_read(qp, wr, false, nowait);
 }
 EXPORT_SYMBOL_GPL(rdmap_read);
 

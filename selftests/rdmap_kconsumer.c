@@ -387,6 +387,57 @@ TEST_F(rk, rdma_read)
 	EXPECT_STREQ("", rk_log_now('b', self->blog, sizeof(self->blog)));
 }
 
+/*
+ * MSG_DONTWAIT: a message goes whole at once or not at all. b, the
+ * Responder, may not send before a's first FPDU (rule 4): -EAGAIN, not a
+ * wait. A Write longer than one DDP segment (the loopback MULPDU is under
+ * 64 KiB): -EAGAIN, nothing on the wire. Then a Send, a Write and a Read
+ * of one segment each go, exactly as without the flag.
+ */
+TEST_F(rk, nowait)
+{
+	__u32 sink, src;
+	__u64 fpdus;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ | DDP_ACCESS_REMOTE_WRITE,
+		   false, &sink, &src);
+	ASSERT_EQ(0, rk_ctl("post a 1"));
+	ASSERT_EQ(0, rk_ctl("post b 2"));
+	EXPECT_EQ(EAGAIN, rk_ctl("send b %d 0 10 1 1", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[1]).tx_fpdus);
+	EXPECT_EQ(EAGAIN, rk_ctl("write a %u %llu 65536 2 1", src, RK_BASE_TO));
+	EXPECT_EQ(0, iw_mpa_stats_of(self->fds[0]).tx_fpdus);
+
+	ASSERT_EQ(0, rk_ctl("send a %d 0 10 3 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("recv op=3 len=10 cookie=2 inv=0\n", self->blog);
+	/* a's FPDU came: b may send */
+	ASSERT_EQ(0, rk_ctl("send b %d 0 20 4 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("recv op=3 len=20 cookie=1 inv=0\n", self->alog);
+	kmod_fill(self->want, 20, 4);
+	ASSERT_EQ(RK_RBUF_LEN, rk_read('a', "rbuf", self->rbuf, RK_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, self->want, 20));
+
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 3000 5 1", src, RK_BASE_TO + 7));
+	ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 3000 9 1", sink, RK_BASE_TO,
+			    src, RK_BASE_TO + 7));
+	ASSERT_EQ(2, rk_events('a', self->alog, sizeof(self->alog), 2));
+	EXPECT_STREQ("recv op=3 len=20 cookie=1 inv=0\nread_done len=3000 cookie=9\n",
+		     self->alog);
+	/* the Write landed before the Read read it back */
+	kmod_fill(self->want, 3000, 5);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag, self->want, 3000));
+	EXPECT_TRUE(all_zero(self->tag + 3000, RK_TAG_LEN - 3000));
+	/* a sent three FPDUs: the Send, the Write, the Read Request */
+	fpdus = iw_mpa_stats_of(self->fds[0]).tx_fpdus;
+	EXPECT_EQ(3, fpdus);
+	EXPECT_STREQ("recv op=3 len=10 cookie=2 inv=0\n",
+		     rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
 /* A zero-length Read completes with len 0 and places nothing. */
 TEST_F(rk, rdma_read_zero_length)
 {

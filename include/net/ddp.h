@@ -41,10 +41,17 @@ struct ddp_stream;
  * @more: another message follows at once: its last FPDU, like the
  *	others, may wait for the next one (MSG_MORE: FPDU trains, small
  *	FPDUs sharing a segment); the next send without @more pushes both
+ * @nowait: send the message whole at once or not at all: ddp_send_msg()
+ *	returns -EAGAIN, having sent nothing, when it is longer than one
+ *	segment, while another sender has the stream, or when MPA cannot
+ *	take its FPDU without waiting (send space, startup, RFC 5044's rule
+ *	4). For a sender that must not sleep on the peer, e.g. in a system
+ *	call that a signal could cut.
  */
 struct ddp_msg {
 	bool	tagged;
 	bool	more;
+	bool	nowait;
 	u32	qn;
 	u32	stag;
 	u64	to;

@@ -151,9 +151,10 @@ struct ddp_stream *rdmap_qp_stream(struct rdmap_qp *qp);
 int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
 		    u32 first, u64 len, u64 cookie, gfp_t gfp);
 int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
-	       struct iov_iter *data);
-int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data);
-int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr);
+	       struct iov_iter *data, int flags);
+int rdmap_write(struct rdmap_qp *qp, u32 stag, u64 to, struct iov_iter *data,
+		int flags);
+int rdmap_read(struct rdmap_qp *qp, const struct rdmap_read_wr *wr, int flags);
 int rdmap_terminate(struct rdmap_qp *qp, u8 layer, u8 etype, u8 ecode);
 
 #endif /* _NET_RDMAP_H */

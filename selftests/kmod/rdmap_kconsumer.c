@@ -16,9 +16,10 @@
  *			(OWNED 1) or to the PD (0)
  *	fill Q SEED	write rk_fill(SEED) into Q's whole tagged buffer
  *	post Q COOKIE	rdmap_post_recv() of Q's receive buffer
- *	send Q OP INVSTAG LEN SEED	rdmap_send() of LEN octets of rk_fill()
- *	write Q STAG TO LEN SEED	rdmap_write() of LEN octets of rk_fill()
- *	read Q SINKSTAG SINKTO SRCSTAG SRCTO LEN COOKIE	rdmap_read()
+ *	send Q OP INVSTAG LEN SEED [NW]	rdmap_send() of LEN octets of
+ *			rk_fill(), with MSG_DONTWAIT if NW is 1
+ *	write Q STAG TO LEN SEED [NW]	rdmap_write() of LEN octets of rk_fill()
+ *	read Q SINKSTAG SINKTO SRCSTAG SRCTO LEN COOKIE [NW]	rdmap_read()
  *	term Q LAYER ETYPE ECODE	rdmap_terminate()
  *	inval Q STAG	ddp_invalidate() on Q's PD
  *	destroy Q ABORT	rdmap_qp_destroy(), then ddp_pd_put()
@@ -235,7 +236,7 @@ static int rk_hold(struct rk_qp *q, u32 ms)
 
 /* @len octets of rk_fill(@seed): a Send of opcode @op, or an RDMA Write. */
 static int rk_xmit(struct rk_qp *q, bool write, u8 op, u32 stag, u64 to,
-		   u32 len, u32 seed)
+		   u32 len, u32 seed, int flags)
 {
 	struct iov_iter it;
 	struct kvec kv;
@@ -252,9 +253,9 @@ static int rk_xmit(struct rk_qp *q, bool write, u8 op, u32 stag, u64 to,
 	kv.iov_len = len;
 	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
 	if (write)
-		ret = rdmap_write(q->qp, stag, to, &it);
+		ret = rdmap_write(q->qp, stag, to, &it, flags);
 	else
-		ret = rdmap_send(q->qp, op, stag, &it);
+		ret = rdmap_send(q->qp, op, stag, &it, flags);
 	kvfree(buf);
 	return ret;
 }
@@ -265,7 +266,7 @@ static int rk_qp_cmd(struct rk_qp *q, const char *cmd)
 	unsigned long long to, to2, cookie;
 	struct rdmap_read_wr wr;
 	struct page *pages[2];
-	u32 a, b, c, d;
+	u32 a, b, c, d, nw = 0;
 
 	if (sscanf(cmd, "reg %u %u", &a, &b) == 2) {
 		pages[0] = q->tag;
@@ -280,15 +281,20 @@ static int rk_qp_cmd(struct rk_qp *q, const char *cmd)
 		return rdmap_post_recv(q->qp, pages, 2, RK_RBUF_FIRST,
 				       RK_RBUF_LEN, cookie, GFP_KERNEL);
 	}
-	if (sscanf(cmd, "send %u %u %u %u", &a, &b, &c, &d) == 4) {
-		if (a > U8_MAX)
+	if (sscanf(cmd, "send %u %u %u %u %u", &a, &b, &c, &d, &nw) >= 4) {
+		if (a > U8_MAX || nw > 1)
 			return -EINVAL;
-		return rk_xmit(q, false, a, b, 0, c, d);
+		return rk_xmit(q, false, a, b, 0, c, d, nw ? MSG_DONTWAIT : 0);
 	}
-	if (sscanf(cmd, "write %u %llu %u %u", &a, &to, &c, &d) == 4)
-		return rk_xmit(q, true, 0, a, to, c, d);
-	if (sscanf(cmd, "read %u %llu %u %llu %u %llu", &a, &to, &b, &to2, &c,
-		   &cookie) == 6) {
+	if (sscanf(cmd, "write %u %llu %u %u %u", &a, &to, &c, &d, &nw) >= 4) {
+		if (nw > 1)
+			return -EINVAL;
+		return rk_xmit(q, true, 0, a, to, c, d, nw ? MSG_DONTWAIT : 0);
+	}
+	if (sscanf(cmd, "read %u %llu %u %llu %u %llu %u", &a, &to, &b, &to2,
+		   &c, &cookie, &nw) >= 6) {
+		if (nw > 1)
+			return -EINVAL;
 		wr = (struct rdmap_read_wr) {
 			.sink_stag = a,
 			.sink_to = to,
@@ -297,7 +303,7 @@ static int rk_qp_cmd(struct rk_qp *q, const char *cmd)
 			.len = c,
 			.cookie = cookie,
 		};
-		return rdmap_read(q->qp, &wr);
+		return rdmap_read(q->qp, &wr, nw ? MSG_DONTWAIT : 0);
 	}
 	if (sscanf(cmd, "term %u %u %u", &a, &b, &c) == 3) {
 		if (a > U8_MAX || b > U8_MAX || c > U8_MAX)

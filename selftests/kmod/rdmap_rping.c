@@ -295,7 +295,7 @@ static int rr_send(struct rr_state *st, const void *data, u32 len,
 	int ret;
 
 	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
-	ret = rdmap_send(st->qp, RDMAP_WIRE_OP_SEND, 0, &it);
+	ret = rdmap_send(st->qp, RDMAP_WIRE_OP_SEND, 0, &it, 0);
 	if (ret)
 		return rr_failed(st, ping, "rdmap_send", ret);
 	return 0;
@@ -422,7 +422,7 @@ static int rr_serve(struct rr_state *st, const struct rping_info *adv,
 		return -EPROTO;
 	}
 	memset(buf, 0, size);
-	ret = rdmap_read(st->qp, &wr);
+	ret = rdmap_read(st->qp, &wr, 0);
 	if (ret)
 		return rr_failed(st, ping, "rdmap_read", ret);
 	ret = rr_next(st, &ev, ping, "the RDMA Read Response");
@@ -452,7 +452,7 @@ static int rr_serve(struct rr_state *st, const struct rping_info *adv,
 	kv.iov_len = strlen(buf) + 1;
 	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
 	ret = rdmap_write(st->qp, be32_to_cpu(info.rkey),
-			  be64_to_cpu(info.buf), &it);
+			  be64_to_cpu(info.buf), &it, 0);
 	if (ret)
 		return rr_failed(st, ping, "rdmap_write", ret);
 	return rr_send(st, goahead, sizeof(goahead), ping);
