@@ -426,7 +426,7 @@ TEST_F(rk, nowait)
 	ASSERT_EQ(2, rk_events('a', self->alog, sizeof(self->alog), 2));
 	EXPECT_STREQ("recv op=3 len=20 cookie=1 inv=0\nread_done len=3000 cookie=9\n",
 		     self->alog);
-	/* the Write landed before the Read read it back */
+	/* the Write landed before the Read fetched it */
 	kmod_fill(self->want, 3000, 5);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_EQ(0, memcmp(self->tag, self->want, 3000));
