@@ -463,33 +463,8 @@ mpa_frames() {
 # connection to PORT in $tmp/PFXfpdus.txt: direction (c>s to PORT), the
 # RDMAP opcode, 1 if its CRC is good; prints the counts
 fpdu_lines() {
-	tshark -r "$1" -T pdml 2> /dev/null | awk -v port="$2" '
-	function attr(a,   r) {
-		r = $0
-		if (!match(r, a "=\"[^\"]*\""))
-			return ""
-		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
-	}
-	function flush() {
-		if (have)
-			print dir, (op == "" ? "-" : op), crc
-		have = 0
-	}
-	/<field name="/ {
-		name = attr("name")
-		if (name == "tcp.srcport") {
-			flush(); src = attr("show")
-		} else if (name == "tcp.dstport") {
-			dir = attr("show") == port ? "c>s" : "s>c"
-		} else if (name == "iwarp_mpa.fpdu") {
-			flush(); have = 1; crc = 0; op = ""
-		} else if (have && name == "iwarp_mpa.crc_check") {
-			crc = attr("showname") ~ /Good/ ? 1 : 0
-		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
-			op = attr("show")
-		}
-	}
-	END { flush() }' > "$tmp/$3fpdus.txt"
+	siw_fpdus -r "$1" | awk -v port="$2" '{
+		print ($2 == port ? "c>s" : "s>c"), $3, $9 }' > "$tmp/$3fpdus.txt"
 	awk '{ k = $1 " op " $2; c[k]++; g[k] += $3 }
 	     END { for (k in c) printf "# FPDUs %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
 		"$tmp/$3fpdus.txt" | sort

@@ -620,46 +620,8 @@ tsh=(-r "$tmp/nvme.pcapng" --disable-protocol nvme-tcp)
 # header: 14 tagged, 18 untagged), message offset, Read Request size,
 # CRC good
 fpdus() {
-	timeout 600 tshark "${tsh[@]}" -T pdml 2> /dev/null | awk -v port="$port" '
-	function attr(a,   r) {
-		r = $0
-		if (!match(r, a "=\"[^\"]*\""))
-			return ""
-		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
-	}
-	function flag(v) { return v == "1" || v == "True" || v == "true" }
-	function flush() {
-		if (have)
-			print dir, (op == "" ? "-" : op), tg, last, ulen - (tg ? 14 : 18), \
-				mo + 0, rdsz + 0, crc
-		have = 0
-	}
-	/<field name="/ {
-		name = attr("name")
-		if (name == "tcp.srcport") {
-			flush()
-		} else if (name == "tcp.dstport") {
-			dir = attr("show") == port ? "h>t" : "t>h"
-		} else if (name == "iwarp_mpa.fpdu") {
-			flush(); have = 1; crc = 0; op = ""; tg = 0; last = 0
-			ulen = 0; mo = 0; rdsz = 0; nul = 0
-		} else if (have && name == "iwarp_mpa.ulpdulength" && !nul++) {
-			ulen = attr("show")
-		} else if (have && name == "iwarp_mpa.crc_check") {
-			crc = attr("showname") ~ /Good/ ? 1 : 0
-		} else if (have && name == "iwarp_ddp.tagged_flag") {
-			tg = flag(attr("show"))
-		} else if (have && name == "iwarp_ddp.last_flag") {
-			last = flag(attr("show"))
-		} else if (have && name == "iwarp_ddp.mo") {
-			mo = attr("show")
-		} else if (have && name == "iwarp_rdma.rdmardsz") {
-			rdsz = attr("show")
-		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
-			op = attr("show")
-		}
-	}
-	END { flush() }'
+	siw_fpdus "${tsh[@]}" | awk -v port="$port" '{
+		print ($2 == port ? "h>t" : "t>h"), $3, $4, $5, $6, $7, $8, $9 }'
 }
 
 # 6: the capture

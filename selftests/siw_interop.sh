@@ -298,39 +298,13 @@ else
 		> "$tmp/rr.txt" 2> /dev/null
 	sed 's/^/# req\/rep /' "$tmp/rr.txt"
 	# one line per FPDU: server_port dir opcode crc_good
-	tshark -r "$tmp/peer.pcapng" -T pdml 2> /dev/null | awk '
-	function attr(a,   r) {
-		r = $0
-		if (!match(r, a "=\"[^\"]*\""))
-			return ""
-		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
-	}
-	function flush() {
-		if (have)
-			print sp, dir, (op == "" ? "-" : op), crc
-		have = 0
-	}
-	/<field name="/ {
-		name = attr("name")
-		if (name == "tcp.srcport") {
-			flush(); src = attr("show")
-		} else if (name == "tcp.dstport") {
-			dst = attr("show")
-			if (dst == 7471 || dst == 7472 || dst == 7174 || dst == 7175 ||
-			    dst == 7176 || dst == 7177) {
-				sp = dst; dir = "c>s"
-			} else {
-				sp = src; dir = "s>c"
-			}
-		} else if (name == "iwarp_mpa.fpdu") {
-			flush(); have = 1; crc = 0; op = ""
-		} else if (have && name == "iwarp_mpa.crc_check") {
-			crc = attr("showname") ~ /Good/ ? 1 : 0
-		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
-			op = attr("show")
-		}
-	}
-	END { flush() }' > "$tmp/fpdus.txt"
+	siw_fpdus -r "$tmp/peer.pcapng" | awk '{
+		if ($2 == 7471 || $2 == 7472 || $2 == 7174 || $2 == 7175 ||
+		    $2 == 7176 || $2 == 7177)
+			print $2, "c>s", $3, $9
+		else
+			print $1, "s>c", $3, $9
+	}' > "$tmp/fpdus.txt"
 	awk '{ k = $1 " " $2 " op " $3; c[k]++; g[k] += $4 }
 	     END { for (k in c) printf "# fpdus %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
 		"$tmp/fpdus.txt" | sort

@@ -65,3 +65,52 @@ siw_bw_iters() {
 	awk -v secs="$2" '/#bytes/ { hdr = 1; next }
 		hdr && NF >= 2 && $1 ~ /^[0-9]+$/ { printf "%.2f\n", $1 * $2 / secs / 1048576; exit }' "$1"
 }
+
+# siw_fpdus TSHARK-ARGS...: one line per MPA FPDU of a capture, decoded by
+# tshark (-T pdml; at most 600 s): "SRC DST OPCODE TAGGED LAST DATA MO RDSZ
+# CRC": the TCP ports, the RDMAP opcode (- if none), the DDP T and L flags
+# (0/1), the data octets (ULPDU length less the DDP/RDMAP header: 14
+# tagged, 18 untagged), the message offset, a Read Request's size, and 1
+# if the CRC is good. TSHARK-ARGS name the capture (-r FILE) and options.
+siw_fpdus() {
+	timeout 600 tshark "$@" -T pdml 2>/dev/null | awk '
+	function attr(a,   r) {
+		r = $0
+		if (!match(r, a "=\"[^\"]*\""))
+			return ""
+		return substr(r, RSTART + length(a) + 2, RLENGTH - length(a) - 3)
+	}
+	function flag(v) { return v == "1" || v == "True" || v == "true" }
+	function flush() {
+		if (have)
+			print src, dst, (op == "" ? "-" : op), tg, last,
+				ulen - (tg ? 14 : 18), mo + 0, rdsz + 0, crc
+		have = 0
+	}
+	/<field name="/ {
+		name = attr("name")
+		if (name == "tcp.srcport") {
+			flush(); src = attr("show")
+		} else if (name == "tcp.dstport") {
+			dst = attr("show")
+		} else if (name == "iwarp_mpa.fpdu") {
+			flush(); have = 1; crc = 0; op = ""; tg = 0; last = 0
+			ulen = 0; mo = 0; rdsz = 0; nul = 0
+		} else if (have && name == "iwarp_mpa.ulpdulength" && !nul++) {
+			ulen = attr("show")
+		} else if (have && name == "iwarp_mpa.crc_check") {
+			crc = attr("showname") ~ /Good/ ? 1 : 0
+		} else if (have && name == "iwarp_ddp.tagged_flag") {
+			tg = flag(attr("show"))
+		} else if (have && name == "iwarp_ddp.last_flag") {
+			last = flag(attr("show"))
+		} else if (have && name == "iwarp_ddp.mo") {
+			mo = attr("show")
+		} else if (have && name == "iwarp_rdma.rdmardsz") {
+			rdsz = attr("show")
+		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
+			op = attr("show")
+		}
+	}
+	END { flush() }'
+}
