@@ -44,6 +44,10 @@
 #define IWMPA_MAX_FR_PAGES	256	/* pages of a fast registration */
 #define IWMPA_MAX_CQ		1024
 #define IWMPA_MAX_CQE		8192
+#define IWMPA_MAX_SRQ		1024
+#define IWMPA_MAX_SRQ_WR	4096
+/* receives a queue pair bound to an SRQ holds at most (Sends it receives) */
+#define IWMPA_SRQ_QP_RXB	8
 
 /*
  * The local DMA lkey of kernel PDs: an SGE of a kernel queue pair with it
@@ -67,6 +71,8 @@
  * @max_cq: completion queues
  * @max_cqe: entries per completion queue
  * @max_fr_pages: pages of one fast registration (IB_WR_REG_MR)
+ * @max_srq: shared receive queues
+ * @max_srq_wr: entries per shared receive queue
  * @ird: RDMA Read Requests the peer may have outstanding per QP
  * @ord: RDMA Reads this end may have outstanding per QP
  */
@@ -83,6 +89,8 @@ struct iwmpa_limits {
 	u32	max_cq;
 	u32	max_cqe;
 	u32	max_fr_pages;
+	u32	max_srq;
+	u32	max_srq_wr;
 	u32	ird;
 	u32	ord;
 };
@@ -129,6 +137,7 @@ struct iwmpa_stats {
  * @num_mr: memory regions now
  * @num_cq: completion queues now
  * @num_qp: queue pairs now
+ * @num_srq: shared receive queues now
  * @qps: every queue pair by its number
  * @stats: the counters, per CPU
  */
@@ -144,6 +153,7 @@ struct iwmpa_dev {
 	atomic_t		num_mr;
 	atomic_t		num_cq;
 	atomic_t		num_qp;
+	atomic_t		num_srq;
 	struct xarray		qps;
 	struct iwmpa_stats __percpu *stats;
 };
@@ -246,6 +256,34 @@ struct iwmpa_cq {
 	struct rdma_user_mmap_entry	*mmap_entry;
 };
 
+/**
+ * struct iwmpa_srq - a shared receive queue: a ring of RQEs shared with
+ * user space, or a kernel consumer's (post_srq_recv)
+ * @base: the RDMA core's SRQ
+ * @lock: @rq_get, @rq_put, @limit, @armed: the takers (softirq, any
+ *	queue pair bound to the SRQ) and a kernel SRQ's producers
+ * @recvq: the ring, vmalloc_user() (vzalloc() for a kernel SRQ)
+ * @num_rqe: entries in the ring
+ * @rq_get: next RQE to take
+ * @rq_put: kernel SRQ: next RQE to fill
+ * @limit: the limit event's threshold
+ * @armed: the limit event is armed
+ * @kernel: a kernel consumer's SRQ: SGEs may use the local DMA lkey
+ * @mmap: the ring's mmap entry for user space
+ */
+struct iwmpa_srq {
+	struct ib_srq			base;
+	spinlock_t			lock; /* rq_get, rq_put, limit, armed */
+	struct siw_rqe			*recvq;
+	u32				num_rqe;
+	u32				rq_get;
+	u32				rq_put;
+	u32				limit;
+	bool				armed;
+	bool				kernel;
+	struct rdma_user_mmap_entry	*mmap;
+};
+
 struct iwmpa_cep;
 
 /**
@@ -296,6 +334,8 @@ struct iwmpa_orqe {
  * @state: IB_QPS_*
  * @rq: RDMAP's queue pair from iwmpa_qp_start() until the connection ends
  * @cep: the connection endpoint of iwmpa_cm.c, while connected
+ * @srq: the shared receive queue its receives come from, or NULL: then
+ *	from its own RQ ring
  * @kernel: a kernel consumer's QP: post_send and post_recv fill the
  *	rings (vzalloc()), SGEs may use the local DMA lkey
  * @sq_lock: kernel QP: the SQ ring's producers
@@ -304,11 +344,11 @@ struct iwmpa_orqe {
  * @rq_put: kernel QP: next RQE to fill
  * @sendq: SQ ring (user space or post_send writes SQEs, the work item
  *	clears their flags once consumed)
- * @recvq: RQ ring, consumed in softirq as Sends arrive
+ * @recvq: RQ ring, consumed in softirq as Sends arrive (none with @srq)
  * @num_sqe: SQ entries
- * @num_rqe: RQ entries
+ * @num_rqe: RQ entries (with @srq: IWMPA_SRQ_QP_RXB, the size of @rxb)
  * @sq_get: next SQE to consume
- * @rq_get: next RQE to consume
+ * @rq_get: next RQE to consume (with @srq: receives taken from it)
  * @sq_mmap: the SQ ring's mmap entry
  * @rq_mmap: the RQ ring's mmap entry
  * @tx_work: consumes the SQ (what the doorbell left, a Read's completion
@@ -340,6 +380,7 @@ struct iwmpa_qp {
 	enum ib_qp_state		state;
 	struct rdmap_qp			*rq;
 	struct iwmpa_cep		*cep;
+	struct iwmpa_srq		*srq;
 	bool				kernel;
 	spinlock_t			sq_lock; /* sq_put */
 	spinlock_t			rq_lock; /* rq_put */
@@ -405,6 +446,11 @@ static inline struct iwmpa_qp *to_iwmpa_qp(struct ib_qp *qp)
 	return container_of(qp, struct iwmpa_qp, base);
 }
 
+static inline struct iwmpa_srq *to_iwmpa_srq(struct ib_srq *srq)
+{
+	return container_of(srq, struct iwmpa_srq, base);
+}
+
 static inline struct iwmpa_mr *to_iwmpa_mr(struct ib_mr *mr)
 {
 	return container_of(mr, struct iwmpa_mr, base);
@@ -463,11 +509,25 @@ int iwmpa_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 int iwmpa_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
 int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void *iwmpa_ring_new(struct ib_udata *udata, size_t size,
+		     struct rdma_user_mmap_entry **entry, u64 *key);
+void iwmpa_ring_del(void *ring, struct rdma_user_mmap_entry *entry);
 void iwmpa_mmap_free(struct rdma_user_mmap_entry *entry);
 void iwmpa_qp_get(struct ib_qp *qp);
 void iwmpa_qp_put(struct ib_qp *qp);
 struct ib_qp *iwmpa_get_qp(struct ib_device *ibdev, int qpn);
 struct ib_qp *iwmpa_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+/* iwmpa_srq.c: shared receive queues */
+int iwmpa_create_srq(struct ib_srq *srq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int iwmpa_destroy_srq(struct ib_srq *srq, struct ib_udata *udata);
+int iwmpa_modify_srq(struct ib_srq *srq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int iwmpa_query_srq(struct ib_srq *srq, struct ib_srq_attr *attr);
+int iwmpa_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+bool iwmpa_srq_take(struct iwmpa_srq *srq, struct siw_rqe *rqe);
 
 /*
  * Between the connection manager (iwmpa_cm.c) and the queue pairs.

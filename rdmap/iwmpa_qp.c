@@ -130,15 +130,15 @@ int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 }
 
 /* a ring of user space (mapped) or of a kernel consumer */
-static void *iwmpa_ring_new(struct ib_udata *udata, size_t size,
-			    struct rdma_user_mmap_entry **entry, u64 *key)
+void *iwmpa_ring_new(struct ib_udata *udata, size_t size,
+		     struct rdma_user_mmap_entry **entry, u64 *key)
 {
 	if (!udata)
 		return vzalloc(size);
 	return iwmpa_ring_alloc(udata, size, entry, key);
 }
 
-static void iwmpa_ring_del(void *ring, struct rdma_user_mmap_entry *entry)
+void iwmpa_ring_del(void *ring, struct rdma_user_mmap_entry *entry)
 {
 	if (entry)
 		iwmpa_ring_free(entry);
@@ -543,6 +543,8 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 {
 	const struct siw_sge *sge = &rqe->sge[0];
 	struct iwmpa_rxb *rb = &qp->rxb[idx & (qp->num_rqe - 1)];
+	/* an SRQ's RQEs name memory of the SRQ's PD */
+	struct iwmpa_pd *pd = qp->srq ? to_iwmpa_pd(qp->srq->base.pd) : qp->pd;
 	struct iwmpa_mr *mr = NULL;
 	u32 pg, first;
 	int ret;
@@ -553,7 +555,7 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 	if (iwmpa_dma_lkey(qp, sge->lkey)) {
 		ret = iwmpa_rqe_post_kva(rqp, sge, idx);
 	} else {
-		mr = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
+		mr = iwmpa_mr_lookup(pd, sge->lkey, sge->laddr,
 				     sge->length, true, &pg, &first);
 		if (!mr)
 			return SIW_WC_LOC_PROT_ERR;
@@ -573,6 +575,33 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 }
 
 /*
+ * The refill of a queue pair bound to an SRQ: one RQE, the buffer of the
+ * Send that found none, so that the QP holds no more of the SRQ than the
+ * messages it receives. An RQE that names no valid local memory, or one
+ * beyond the receives the QP may hold, completes with an error (the Send
+ * is refused: a Terminate).
+ */
+static void iwmpa_srq_refill(struct iwmpa_qp *qp, struct rdmap_qp *rqp)
+{
+	struct siw_rqe rqe;
+	int ret;
+
+	if (!iwmpa_srq_take(qp->srq, &rqe))
+		return;
+	if (qp->rq_get - qp->rx_done >= qp->num_rqe) {
+		/* every slot of @rxb is taken: none to complete it in order */
+		iwmpa_complete(qp, qp->rcq, rqe.id, SIW_OP_RECEIVE,
+			       SIW_WC_GENERAL_ERR, 0, 0, false);
+		return;
+	}
+	ret = iwmpa_rqe_post(qp, rqp, &rqe, qp->rq_get);
+	if (ret)
+		iwmpa_rqe_fail(qp, rqe.id, ret < 0 ? SIW_WC_GENERAL_ERR : ret);
+	else
+		qp->rq_get++;
+}
+
+/*
  * RDMAP's refill: a Send found no buffer; take what the RQ ring holds, as
  * much as DDP takes. An RQE that names no valid local memory completes
  * with an error and stops the taking (the Send that needed it is refused
@@ -582,6 +611,10 @@ static void iwmpa_qp_refill(struct rdmap_qp *rqp)
 {
 	struct iwmpa_qp *qp = rdmap_qp_priv(rqp);
 
+	if (qp->srq) {
+		iwmpa_srq_refill(qp, rqp);
+		return;
+	}
 	while (qp->rq_get - qp->rx_done < qp->num_rqe) {
 		struct siw_rqe *slot = &qp->recvq[qp->rq_get &
 						  (qp->num_rqe - 1)];
@@ -611,6 +644,9 @@ static void iwmpa_qp_refill(struct rdmap_qp *rqp)
 /* RQEs never taken come back flushed (the QP is in error, or gone) */
 static void iwmpa_rq_flush(struct iwmpa_qp *qp)
 {
+	/* those of an SRQ stay there, for the other queue pairs */
+	if (qp->srq)
+		return;
 	for (;;) {
 		struct siw_rqe *slot = &qp->recvq[qp->rq_get &
 						  (qp->num_rqe - 1)];
@@ -1167,6 +1203,18 @@ static void iwmpa_qp_reset_sk(struct iwmpa_qp *qp)
 	sock_put(sk);
 }
 
+static void iwmpa_qp_ib_event(struct iwmpa_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.element.qp = &qp->base,
+		.event = type,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
 /*
  * End the connection: RDMAP's queue pair goes (its posted receives and
  * outstanding Reads come back flushed), then what the rings still hold.
@@ -1177,6 +1225,7 @@ static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 {
 	struct iwmpa_cep *cep;
 	struct rdmap_qp *rq;
+	bool last_wqe;
 	struct sock *sk;
 
 	if (!mutex_trylock(&qp->state_lock)) {
@@ -1188,6 +1237,9 @@ static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 	cep = qp->cep;
 	qp->rq = NULL;
 	qp->cep = NULL;
+	/* the first end of a QP bound to an SRQ: it takes no more of it */
+	last_wqe = qp->srq && qp->state != IB_QPS_RESET &&
+		   qp->state != IB_QPS_ERR;
 	if (qp->state != IB_QPS_RESET)
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 	/*
@@ -1206,21 +1258,16 @@ static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 	mutex_unlock(&qp->state_lock);
 	if (sk)
 		sock_put(sk);
+	if (last_wqe)
+		iwmpa_qp_ib_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	if (cep)
 		iwmpa_cm_qp_ended(cep, !abortive);
 }
 
 static void iwmpa_qp_fatal(struct iwmpa_qp *qp)
 {
-	struct ib_event ev = {
-		.device = qp->base.device,
-		.element.qp = &qp->base,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
 	iwmpa_stat_add(qp->dev, IWMPA_STAT_QP_FATAL, 1);
-	if (qp->base.event_handler)
-		qp->base.event_handler(&ev, qp->base.qp_context);
+	iwmpa_qp_ib_event(qp, IB_EVENT_QP_FATAL);
 }
 
 static void iwmpa_tx_work(struct work_struct *work)
@@ -1367,8 +1414,9 @@ int iwmpa_qp_start(struct iwmpa_qp *qp, struct iwmpa_cep *cep,
 /**
  * iwmpa_create_qp() - a queue pair with SQ and RQ rings
  * @ibqp: the QP, allocated by the RDMA core
- * @attr: RC only, no SRQ; the ring sizes are rounded up to powers of 2
- *	and written back to @attr->cap
+ * @attr: RC only; the ring sizes are rounded up to powers of 2 and
+ *	written back to @attr->cap; with an SRQ, no RQ ring (its receive
+ *	capacities are ignored and come back 0)
  * @udata: out: struct siw_uresp_create_qp (user space maps the rings);
  *	NULL for a kernel QP
  *
@@ -1385,8 +1433,12 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 id;
 	int ret;
 
-	if (attr->qp_type != IB_QPT_RC || attr->srq || attr->create_flags)
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
+	if (attr->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	if (cap->max_send_wr > l->max_qp_wr || cap->max_recv_wr > l->max_qp_wr ||
 	    cap->max_send_sge > l->max_sge ||
 	    cap->max_recv_sge > l->max_recv_sge ||
@@ -1413,7 +1465,9 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->ord = l->ord;
 	qp->ird = l->ird;
 	qp->num_sqe = roundup_pow_of_two(max(cap->max_send_wr, 1U));
-	qp->num_rqe = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	qp->srq = attr->srq ? to_iwmpa_srq(attr->srq) : NULL;
+	qp->num_rqe = qp->srq ? IWMPA_SRQ_QP_RXB :
+		      roundup_pow_of_two(max(cap->max_recv_wr, 1U));
 	ret = -ENOMEM;
 	qp->rxb = kcalloc(qp->num_rqe, sizeof(*qp->rxb), GFP_KERNEL);
 	qp->orq = kcalloc(qp->ord, sizeof(*qp->orq), GFP_KERNEL);
@@ -1423,24 +1477,28 @@ int iwmpa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 				   &qp->sq_mmap, &uresp.sq_key);
 	if (!qp->sendq)
 		goto err_free;
-	qp->recvq = iwmpa_ring_new(udata, qp->num_rqe * sizeof(*qp->recvq),
-				   &qp->rq_mmap, &uresp.rq_key);
-	if (!qp->recvq)
-		goto err_sq;
+	/* the provider maps no RQ with an SRQ (and takes rq_key 0) */
+	if (!qp->srq) {
+		qp->recvq = iwmpa_ring_new(udata,
+					   qp->num_rqe * sizeof(*qp->recvq),
+					   &qp->rq_mmap, &uresp.rq_key);
+		if (!qp->recvq)
+			goto err_sq;
+	}
 	ret = xa_alloc(&dev->qps, &id, qp, XA_LIMIT(1, l->max_qp), GFP_KERNEL);
 	if (ret)
 		goto err_rq;
 	ibqp->qp_num = id;
 	cap->max_send_wr = qp->num_sqe;
-	cap->max_recv_wr = qp->num_rqe;
+	cap->max_recv_wr = qp->srq ? 0 : qp->num_rqe;
 	cap->max_send_sge = l->max_sge;
-	cap->max_recv_sge = l->max_recv_sge;
+	cap->max_recv_sge = qp->srq ? 0 : l->max_recv_sge;
 	cap->max_inline_data = SIW_MAX_INLINE;
 	if (!udata)
 		return 0;
 	uresp.qp_id = id;
 	uresp.num_sqe = qp->num_sqe;
-	uresp.num_rqe = qp->num_rqe;
+	uresp.num_rqe = cap->max_recv_wr;
 	ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
 	if (ret)
 		goto err_xa;
@@ -1553,9 +1611,9 @@ int iwmpa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = qp->state;
 	mutex_unlock(&qp->state_lock);
 	attr->cap.max_send_wr = qp->num_sqe;
-	attr->cap.max_recv_wr = qp->num_rqe;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->num_rqe;
 	attr->cap.max_send_sge = qp->dev->limits.max_sge;
-	attr->cap.max_recv_sge = qp->dev->limits.max_recv_sge;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->dev->limits.max_recv_sge;
 	attr->cap.max_inline_data = SIW_MAX_INLINE;
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
@@ -1563,6 +1621,7 @@ int iwmpa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->cap = attr->cap;
 	init->send_cq = &qp->scq->base;
 	init->recv_cq = &qp->rcq->base;
+	init->srq = qp->base.srq;
 	init->qp_type = IB_QPT_RC;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
@@ -1717,8 +1776,8 @@ int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * in error are flushed. User space posts into the RQ ring without a
  * system call. Any context.
  *
- * Return: 0, -ENOMEM when the RQ is full, -EINVAL for more than one SGE
- * or a user QP.
+ * Return: 0, -ENOMEM when the RQ is full, -EINVAL for more than one SGE,
+ * a user QP or a QP bound to an SRQ.
  */
 int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
@@ -1727,7 +1786,7 @@ int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
-	if (!qp->kernel) {
+	if (!qp->kernel || qp->srq) {
 		*bad = wr;
 		return -EINVAL;
 	}

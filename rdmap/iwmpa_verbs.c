@@ -59,6 +59,9 @@ int iwmpa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* fast registration, local and remote invalidation */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_fast_reg_page_list_len = l->max_fr_pages;
+	attr->max_srq = l->max_srq;
+	attr->max_srq_wr = l->max_srq_wr;
+	attr->max_srq_sge = l->max_recv_sge;
 	/* "rdma link delete" may remove it; kernel PDs get IWMPA_DMA_LKEY */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	return 0;
