@@ -16,12 +16,19 @@
 #     (MPA Request/Reply with C=1, every FPDU's CRC good, the RDMAP
 #     Sends, Read Requests, Read Responses and Writes rping makes);
 #     rdma_server <- rdma_client;
+#     iwmpa_srq server <- iwmpa_srq client (this directory's): two
+#     connections whose server QPs share an SRQ with its limit armed
+#     (receive order, the limit event, last-WQE events, the SRQ's
+#     receives kept when the QPs end; between two siw devices all but the
+#     last-WQE events hold, which siw does not raise: skipped if it
+#     fails there);
 #     ib_send_bw, ib_write_bw, ib_read_bw (-R -F -n 1000 -s 65536: the
 #     receiver posts more receives than DDP holds at once) and
-#     ib_send_lat, ib_write_lat, ib_read_lat (-R -F -n 100), server in
-#     apps0, client in apps1: exit status and the result table line (the
-#     numbers are not checked: under TCG perftest's cycle counter does not
-#     calibrate);
+#     ib_send_lat, ib_write_lat, ib_read_lat (-R -F -n 100), then
+#     ib_send_bw and ib_send_lat with --use-srq (the receiver's receives
+#     in a shared receive queue), server in apps0, client in apps1: exit
+#     status and the result table line (the numbers are not checked:
+#     under TCG perftest's cycle counter does not calibrate);
 #   iwm0 (iwmpa, apps0) <-> siw1 (siw, veth1, apps1), iwm1 deleted first,
 #     once per MPA revision:
 #     revision 2: iwmpa with its defaults (mpa_rev=2 crc=1 p2p=1) against
@@ -36,8 +43,9 @@
 #     tshark (one Request and one Reply, both of that revision, no M, no
 #     R; C=1 in the Reply and in iwmpa's Request; every FPDU's CRC good;
 #     the RDMAP messages rping makes); ib_send_bw, ib_write_bw,
-#     ib_read_bw (-R -F -n 200 -s 65536) and ib_send_lat, ib_write_lat,
-#     ib_read_lat (-R -F -n 100), iwm0 server <- siw1 client, then siw1
+#     ib_read_bw (-R -F -n 200 -s 65536), ib_send_lat, ib_write_lat,
+#     ib_read_lat (-R -F -n 100), ib_send_bw and ib_send_lat with
+#     --use-srq, iwm0 server <- siw1 client, then siw1
 #     server <- iwm0 client (exit status and the result line); in
 #     revision 1, which does not negotiate IRD/ORD, ib_read_bw with -o
 #     the lower max_qp_rd_atom of the two devices (ibv_devinfo).
@@ -95,7 +103,7 @@ count=100
 tmp=$(mktemp -d)
 spid=
 n=0 fail=0
-NTESTS=45
+NTESTS=56
 loaded_iwmpa=0 loaded_rdmap=0 loaded_siw=0 iwmpa_here=0
 # the siw.ko loaded here; iwmpa's mpa_rev before this script changed it
 siw_ko=
@@ -178,28 +186,31 @@ fi
 bw_n=1000
 bw="-n $bw_n -s 65536"
 lat="-n 100"
+# the perftest runs: ib_PROG, or ib_PROG --use-srq for PROG_srq
+progs=(send_bw write_bw read_bw send_lat write_lat read_lat send_bw_srq send_lat_srq)
+pname() { case $1 in *_srq) echo "ib_${1%_srq} -R --use-srq" ;; *) echo "ib_$1 -R" ;; esac; }
 names=("modules loaded ($type), veth pair $ns0/veth0 $a0 <-> $ns1/veth1 $a1 up"
 	"rdma link add $d0 (veth0) and $d1 (veth1): both ports ACTIVE"
 	"rping -s ($d0) <- rping -c -C $count -V -S 1000 ($d1): $count pings verified"
 	"rping -s ($d1) <- rping -c -C $count -V -S 1000 ($d0): $count pings verified"
 	"tshark: rping $d0 <- $d1 on veth1: MPA C=1, every FPDU's CRC good, RDMAP messages"
 	"rdma_server ($d0) <- rdma_client ($d1)"
-	"ib_send_bw -R $bw ($d0 server, $d1 client)"
-	"ib_write_bw -R $bw ($d0 server, $d1 client)"
-	"ib_read_bw -R $bw ($d0 server, $d1 client)"
-	"ib_send_lat -R $lat ($d0 server, $d1 client)"
-	"ib_write_lat -R $lat ($d0 server, $d1 client)"
-	"ib_read_lat -R $lat ($d0 server, $d1 client)"
+	"iwmpa_srq server ($d0) <- client ($d1): two QPs on one SRQ, its limit event, last-WQE events"
 	"teardown: links deleted, namespaces gone, modules loaded here unloaded")
+tdown=${names[7]}
+unset 'names[7]'
+for t in "${progs[@]}"; do
+	a=$lat
+	[ "${t%_bw*}" = "$t" ] || a=$bw
+	names+=("$(pname "$t") $a ($d0 server, $d1 client)")
+done
 
-# the mixed tests, 16 per MPA revision: names[12..27] revision 2,
-# names[28..43] revision 1, teardown last
+# the mixed tests, 20 per MPA revision: names[15..34] revision 2,
+# names[35..54] revision 1, teardown last
 mbw_n=200
 mbw="-n $mbw_n -s 65536"
 mlat_n=100
 mlat="-n $mlat_n"
-progs=(send_bw write_bw read_bw send_lat write_lat read_lat)
-tdown=${names[12]}
 mixed_names() {	# REV FIRST KO
 	local rev=$1 i=$2 mko=$3 t a
 
@@ -209,20 +220,20 @@ mixed_names() {	# REV FIRST KO
 	names[i++]="mixed rev $rev: tshark: both rpings on veth1: MPA Rev $rev Request and Reply, C=1, every FPDU's CRC good, RDMAP messages"
 	for t in "${progs[@]}"; do
 		a=$mlat
-		[ "${t%_bw}" = "$t" ] || a=$mbw
+		[ "${t%_bw*}" = "$t" ] || a=$mbw
 		[ "$rev$t" != 1read_bw ] || a="$a -o ORD"
-		names[i++]="mixed rev $rev: ib_$t -R $a ($d0 $type server, siw1 client)"
+		names[i++]="mixed rev $rev: $(pname "$t") $a ($d0 $type server, siw1 client)"
 	done
 	for t in "${progs[@]}"; do
 		a=$mlat
-		[ "${t%_bw}" = "$t" ] || a=$mbw
+		[ "${t%_bw*}" = "$t" ] || a=$mbw
 		[ "$rev$t" != 1read_bw ] || a="$a -o ORD"
-		names[i++]="mixed rev $rev: ib_$t -R $a (siw1 server, $d0 $type client)"
+		names[i++]="mixed rev $rev: $(pname "$t") $a (siw1 server, $d0 $type client)"
 	done
 }
-mixed_names 2 12 "$ko"
-mixed_names 1 28 "$ko1"
-names[44]=$tdown
+mixed_names 2 15 "$ko"
+mixed_names 1 35 "$ko1"
+names[55]=$tdown
 
 echo "TAP version 13"
 echo "1..$NTESTS"
@@ -593,10 +604,28 @@ else
 	result "$r" "${names[5]}"
 fi
 
-# 7-12: perftest, server in apps0 on d0, client in apps1 on d1
-i=6 port=7220
-for t in send_bw write_bw read_bw send_lat write_lat read_lat; do
-	prog=ib_$t
+# 7: a shared receive queue (iwmpa_srq, both roles)
+if [ ! -x "$here/iwmpa_srq" ]; then
+	skip "${names[6]}" "no $here/iwmpa_srq (make -C selftests, needs librdmacm-dev)"
+elif [ -n "$nodev" ]; then
+	echo "# $nodev"
+	not_ok "${names[6]}"
+else
+	pair srq "$ns0" "$ns1" 7211 "$here/iwmpa_srq" server "$a0" 7211 -- \
+		"$here/iwmpa_srq" client "$a0" 7211
+	r=$?
+	show "$tmp/srq.srv" "$tmp/srq.cli"
+	if [ "$type" = siw ]; then
+		skip_failed "$r" "${names[6]}" "siw raises no last-WQE event when a QP on an SRQ ends"
+	else
+		result "$r" "${names[6]}"
+	fi
+fi
+
+# 8-15: perftest, server in apps0 on d0, client in apps1 on d1
+i=7 port=7220
+for t in "${progs[@]}"; do
+	prog=ib_${t%_srq}
 	nt=$(need "$prog" perftest)
 	if [ -n "$nt" ]; then
 		skip "${names[$i]}" "$nt"
@@ -604,13 +633,15 @@ for t in send_bw write_bw read_bw send_lat write_lat read_lat; do
 		echo "# $nodev"
 		not_ok "${names[$i]}"
 	else
+		srq=()
+		[ "${t%_srq}" = "$t" ] || srq=(--use-srq)
 		case $t in
-		*_bw)
+		*_bw*)
 			# shellcheck disable=SC2086 # $bw: several words
-			perf "$t" "$prog" "$port" "$ns0" "$d0" "$ns1" "$d1" "$a0" 65536 "$bw_n" $bw ;;
+			perf "$t" "$prog" "$port" "$ns0" "$d0" "$ns1" "$d1" "$a0" 65536 "$bw_n" $bw "${srq[@]}" ;;
 		*)
 			# shellcheck disable=SC2086 # $lat: several words
-			perf "$t" "$prog" "$port" "$ns0" "$d0" "$ns1" "$d1" "$a0" "" 100 $lat ;;
+			perf "$t" "$prog" "$port" "$ns0" "$d0" "$ns1" "$d1" "$a0" "" 100 $lat "${srq[@]}" ;;
 		esac
 		result $? "${names[$i]}"
 	fi
@@ -786,7 +817,7 @@ rtr_type() {
 	fi
 }
 
-# mixed REV KO FIRST PORT WHY: the 16 tests names[FIRST..FIRST+15] of MPA
+# mixed REV KO FIRST PORT WHY: the 20 tests names[FIRST..FIRST+19] of MPA
 # revision REV, d0 against siw1 of the siw.ko KO, on the ports PORT to
 # PORT+13; all skipped for WHY if not empty
 mixed() {
@@ -795,7 +826,9 @@ mixed() {
 	local -a cap res
 
 	if [ -n "$why" ]; then
-		for j in $(seq "$i" $((i + 15))); do skip "${names[$j]}" "$why"; done
+		for j in $(seq "$i" $((i + 3 + 2 * ${#progs[@]}))); do
+			skip "${names[$j]}" "$why"
+		done
 		return
 	fi
 	r=1
@@ -885,7 +918,9 @@ mixed() {
 		sns=$ns0 sdev=$d0 cns=$ns1 cdev=siw1 caddr=$a0
 		[ "$k" = 1 ] || { sns=$ns1 sdev=siw1 cns=$ns0 cdev=$d0 caddr=$a1; }
 		for t in "${progs[@]}"; do
-			prog=ib_$t
+			prog=ib_${t%_srq}
+			srq=()
+			[ "${t%_srq}" = "$t" ] || srq=(--use-srq)
 			nt=$(need "$prog" perftest)
 			if [ -n "$nt" ]; then
 				skip "${names[$j]}" "$nt"
@@ -902,14 +937,14 @@ mixed() {
 					# shellcheck disable=SC2086 # $mbw: several words
 					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
 						"$caddr" 65536 "$mbw_n" $mbw ${ord:+-o "$ord"} ;;
-				*_bw)
+				*_bw*)
 					# shellcheck disable=SC2086 # $mbw: several words
 					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
-						"$caddr" 65536 "$mbw_n" $mbw ;;
+						"$caddr" 65536 "$mbw_n" $mbw "${srq[@]}" ;;
 				*)
 					# shellcheck disable=SC2086 # $mlat: several words
 					perf "m$rev$k$t" "$prog" "$p" "$sns" "$sdev" "$cns" "$cdev" \
-						"$caddr" "" "$mlat_n" $mlat ;;
+						"$caddr" "" "$mlat_n" $mlat "${srq[@]}" ;;
 				esac
 				result $? "${names[$j]}"
 			fi
@@ -928,8 +963,8 @@ fi
 why2=$mwhy why1=$mwhy
 [ -n "$why2" ] || [ -f "$ko" ] || why2="no $ko (run tools/siw/build on the host)"
 [ -n "$why1" ] || [ -f "$ko1" ] || why1="no $ko1 (run tools/siw/build --rev1 on the host)"
-mixed 2 "$ko" 12 7231 "$why2"
-mixed 1 "$ko1" 28 7261 "$why1"
+mixed 2 "$ko" 15 7231 "$why2"
+mixed 1 "$ko1" 35 7261 "$why1"
 
 # 45: teardown
 r=0
@@ -941,6 +976,6 @@ done
 if [ "$iwmpa_here" = 1 ]; then
 	! mod_loaded iwmpa || { echo "# iwmpa still loaded"; r=1; }
 fi
-result "$r" "${names[44]}"
+result "$r" "${names[55]}"
 
 exit "$fail"

@@ -37,7 +37,10 @@
 #   3  target configured; a TCP socket listens on 192.0.2.1:4420
 #   4  nvme connect: controller live over rdma at traddr 192.0.2.1,
 #      host_traddr 192.0.2.2, queue_count 1 + nr-io-queues (2), its
-#      namespace's block device as large as /dev/nullb0
+#      namespace's block device as large as /dev/nullb0; with nvmet-rdma's
+#      use_srq (IWMPA_NVME_SRQ, default 1) the target device has a shared
+#      receive queue (rdma resource show: srq 1 or more), where the
+#      target's receives of every queue are posted (ib_post_srq_recv)
 #   5  captured I/O: 1 MiB written with bs=128k and 64 KiB with bs=4k
 #      (oflag=direct), read back (iflag=direct), equal
 #   6  tshark on the capture of connect and test 5: one MPA Request and
@@ -96,8 +99,9 @@
 # Usage: iwmpa_nvme.sh [-h|--help]
 # Environment: IWMPA_NVME_DEV=iwmpa|siw (default iwmpa), SIW_KO (default
 # ../build/siw-crc/siw.ko if it exists, else ../build/siw/siw.ko; on
-# another kernel series than 6.1 ../build/k-SERIES/...), IWMPA_NVME_OUT (a
-# directory to keep the logs and the capture in).
+# another kernel series than 6.1 ../build/k-SERIES/...), IWMPA_NVME_SRQ=1|0
+# (nvmet-rdma's use_srq, default 1), IWMPA_NVME_OUT (a directory to keep
+# the logs and the capture in).
 # Exit status 0 when all passed, 1 otherwise, 4 when skipped.
 
 case ${1:-} in
@@ -118,6 +122,7 @@ else
 fi
 type=${IWMPA_NVME_DEV:-iwmpa}
 out=${IWMPA_NVME_OUT:-}
+use_srq=${IWMPA_NVME_SRQ:-1}
 nqn=nqn.2014-08.org.example:iwmpa-nvme-selftest
 hostid=5d1c0f6e-2b7a-4c39-9e8d-3f4a6b2c1d0e
 hostnqn=nqn.2014-08.org.nvmexpress:uuid:$hostid
@@ -349,9 +354,14 @@ r=0
 # libcrc32c keeps the crc32c driver that was best when it loaded (siw)
 timeout 30 modprobe -q crc32c_intel 2> /dev/null
 for m in configfs ib_core iw_cm rdma_cm libcrc32c veth nvmet nvmet_rdma nvme_fabrics nvme_rdma; do
-	timeout 60 modprobe "$m" 2>&1 | show
+	a=()
+	[ "$m" != nvmet_rdma ] || a=("use_srq=$use_srq")
+	timeout 60 modprobe "$m" "${a[@]}" 2>&1 | show
 	mod_loaded "$m" || { echo "# $m not loaded"; r=1; }
 done
+srq_param=$(cat /sys/module/nvmet_rdma/parameters/use_srq 2> /dev/null)
+echo "# nvmet_rdma use_srq: ${srq_param:-?}"
+case $use_srq$srq_param in 1Y | 0N) ;; *) echo "# use_srq is not $use_srq"; r=1 ;; esac
 if ! grep -q " $cfs configfs " /proc/mounts; then
 	if timeout 30 mount -t configfs configfs "$cfs"; then
 		mounted_cfs=1
@@ -548,8 +558,16 @@ else
 	fi
 	[ "$kprobes" != 1 ] ||
 		echo "# connect: $(kp_hits alloc_mr) ib_alloc_mr, $(kp_hits map_mr_sg) ib_map_mr_sg"
-	timeout 10 rdma resource show 2>&1 | show
+	timeout 10 rdma resource show 2>&1 | tee "$tmp/res" | show
 	timeout 10 rdma resource show qp 2>&1 | show
+	# the target's SRQs (one per completion vector), in use from the
+	# first queue's connect on
+	nsrq=$(awk -v d="$dt" '$2 == d ":" { for (i = 3; i < NF; i++)
+		if ($i == "srq") print $(i + 1) }' "$tmp/res")
+	echo "# $dt: ${nsrq:-no} SRQs (use_srq $use_srq)"
+	if [ "$use_srq" = 1 ]; then
+		[ "${nsrq:-0}" -ge 1 ] || r=1
+	fi
 	inline=$(cat "$nport/param_inline_data_size" 2> /dev/null)
 	echo "# port's in-capsule data size: ${inline:-?}"
 	result "$r" "${names[3]}"

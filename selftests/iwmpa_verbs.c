@@ -5,9 +5,11 @@
  * memory and a piece of it at an odd address, refuse remote atomics;
  * create a CQ and a QP (ring sizes rounded up to powers of 2, limits
  * refused with EINVAL), post a Send and a receive on the unconnected QP,
- * and find both flushed into the CQ when the QP is destroyed; then free
- * everything. A helper of iwmpa_device.sh, which creates the device
- * first.
+ * and find both flushed into the CQ when the QP is destroyed; a shared
+ * receive queue (sizes, limit, receives posted into its ring, a QP bound
+ * to it that keeps none of them when it ends, the last-WQE event, no
+ * destroy while in use); then free everything. A helper of
+ * iwmpa_device.sh, which creates the device first.
  *
  * Usage: iwmpa_verbs DEV [HOLD]
  *   With HOLD, once the PD and the MRs exist, print "# ready" and wait
@@ -16,6 +18,7 @@
  * Exit status 0 when every test passed, 1 otherwise, 4 without DEV.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,122 @@ static struct ibv_context *open_dev(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+#define SRQ_WRS		100	/* rounded up to 128 */
+
+/* the next async event of @ctx, within 2 s; -1 if none came */
+static int async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 2000) != 1 || ibv_get_async_event(ctx, ev))
+		return -1;
+	return 0;
+}
+
+/* 9 results */
+static void test_srq(struct ibv_context *ctx, struct ibv_pd *pd,
+		     struct ibv_cq *cq, struct ibv_mr *mr)
+{
+	struct ibv_srq_init_attr sia = {
+		.attr = { .max_wr = 4097, .max_sge = 1 },
+	};
+	struct ibv_qp_init_attr qia = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)mr->addr, .length = 64, .lkey = mr->lkey,
+	};
+	struct ibv_recv_wr rwr[SRQ_WRS + 29], *bad_rwr;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	struct ibv_srq_attr a = {};
+	struct ibv_async_event ev;
+	struct ibv_srq *srq, *bad;
+	struct ibv_wc wc[4];
+	struct ibv_qp *qp;
+	int i, ret, e1, e2;
+
+	errno = 0;
+	bad = ibv_create_srq(pd, &sia);
+	e1 = errno;
+	if (bad)
+		ibv_destroy_srq(bad);
+	sia.attr.max_wr = SRQ_WRS;
+	sia.attr.max_sge = 2;
+	errno = 0;
+	bad = ibv_create_srq(pd, &sia);
+	e2 = errno;
+	if (bad)
+		ibv_destroy_srq(bad);
+	ksft_test_result(e1 == EINVAL && e2 == EINVAL,
+			 "SRQ of 4097 WRs (max_srq_wr 4096), of 2 SGEs: EINVAL (%s, %s)\n",
+			 strerror(e1), strerror(e2));
+
+	/* the siw provider has no query_srq: the sizes come back here */
+	sia.attr.max_sge = 1;
+	srq = ibv_create_srq(pd, &sia);
+	ksft_test_result(srq && sia.attr.max_wr == 128 && sia.attr.max_sge == 1,
+			 "SRQ of %d WRs: 128, 1 SGE (%u %u)\n", SRQ_WRS,
+			 sia.attr.max_wr, sia.attr.max_sge);
+	if (!srq) {
+		ksft_test_result_skip("no SRQ\n");
+		return;
+	}
+
+	a.srq_limit = 10;
+	ret = ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT);
+	ksft_test_result(!ret, "arm the limit at 10 (%d)\n", ret);
+	a.srq_limit = 129;
+	e1 = ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT);
+	a.max_wr = 256;
+	e2 = ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	ksft_test_result(e1 == EINVAL && e2 == EOPNOTSUPP,
+			 "limit 129: EINVAL (%d); resize: EOPNOTSUPP (%d)\n",
+			 e1, e2);
+
+	/* the ring takes 128 receives, the 129th finds it full */
+	for (i = 0; i < SRQ_WRS + 29; i++) {
+		rwr[i] = (struct ibv_recv_wr){
+			.wr_id = 0x5000 + i, .sg_list = &sge, .num_sge = 1,
+			.next = i + 1 < SRQ_WRS + 29 ? &rwr[i + 1] : NULL,
+		};
+	}
+	ret = ibv_post_srq_recv(srq, rwr, &bad_rwr);
+	ksft_test_result(ret == -ENOMEM && bad_rwr == &rwr[128],
+			 "post 129 receives: 128 taken, then -ENOMEM (%d, at %ld)\n",
+			 ret, (long)(bad_rwr - rwr));
+
+	qia.srq = srq;
+	qp = ibv_create_qp(pd, &qia);
+	ksft_test_result(qp && !qia.cap.max_recv_wr && !qia.cap.max_recv_sge,
+			 "QP bound to the SRQ: no RQ of its own (%u %u)\n",
+			 qia.cap.max_recv_wr, qia.cap.max_recv_sge);
+	if (!qp)
+		goto out;
+	errno = 0;
+	ret = ibv_destroy_srq(srq);
+	ksft_test_result(ret == EBUSY, "destroy the SRQ in use: EBUSY (%d)\n",
+			 ret);
+
+	/* the QP's end leaves the SRQ's receives to the other QPs */
+	ret = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	qa.qp_state = IBV_QPS_ERR;
+	ret = ret ?: ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	ev.event_type = IBV_EVENT_COMM_EST;
+	if (!ret && !async_event(ctx, &ev))
+		ibv_ack_async_event(&ev);
+	ksft_test_result(!ret && ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+			 ev.element.qp == qp && ibv_poll_cq(cq, 4, wc) == 0,
+			 "QP to ERR: last-WQE event (%s), no receive flushed\n",
+			 ibv_event_type_str(ev.event_type));
+	ibv_destroy_qp(qp);
+out:
+	ksft_test_result(!ibv_destroy_srq(srq) && ibv_poll_cq(cq, 4, wc) == 0,
+			 "destroy the QP, then the SRQ: nothing in the CQ\n");
 }
 
 static void wait_file(const char *path)
@@ -80,7 +199,7 @@ int main(int argc, char **argv)
 	char *buf;
 
 	ksft_print_header();
-	ksft_set_plan(14);
+	ksft_set_plan(23);
 	if (argc < 2)
 		ksft_exit_skip("usage: %s DEV [HOLD]\n", argv[0]);
 	buf = aligned_alloc(4096, MR_LEN);
@@ -188,6 +307,7 @@ int main(int argc, char **argv)
 			 wc[1].status == IBV_WC_WR_FLUSH_ERR &&
 			 wc[1].opcode == IBV_WC_RECV,
 			 "destroy QP: both flushed into the CQ (%d)\n", n);
+	test_srq(ctx, pd, cq, mr);
 
 	if (argc > 2)
 		wait_file(argv[2]);
