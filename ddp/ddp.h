@@ -99,6 +99,18 @@ enum ddp_st_field {
 extern struct ida ddp_ids;
 
 /**
+ * struct ddp_mem_run - a run of pages of a buffer of several
+ * @page: index of its first page in &ddp_mem.pages
+ * @first: offset of its first octet in that page
+ * @len: its length in octets
+ */
+struct ddp_mem_run {
+	u32		page;
+	u32		first;
+	u32		len;
+};
+
+/**
  * struct ddp_mem - pages of a registered or posted buffer
  * @pages: the pages
  * @npages: their number
@@ -106,6 +118,10 @@ extern struct ida ddp_ids;
  * @len: length in octets
  * @mm: for pinned user memory: whose RLIMIT_MEMLOCK it is charged to
  * @writable: pinned for writing (FOLL_WRITE): dirty the pages on release
+ * @runs: NULL for one run of @len octets from @first; else the buffer
+ *	is these runs one after the other (@first unused), a posted buffer
+ *	of several SGEs (ddp_post_recv_sg())
+ * @nruns: their number
  */
 struct ddp_mem {
 	struct page	**pages;
@@ -114,6 +130,8 @@ struct ddp_mem {
 	u64		len;
 	struct mm_struct *mm;
 	bool		writable;
+	struct ddp_mem_run *runs;
+	u32		nruns;
 };
 
 /**
@@ -299,6 +317,8 @@ void ddp_mem_release(struct ddp_mem *m, bool dirty);
 int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write);
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 		  u32 first, u64 len, gfp_t gfp);
+int ddp_mem_runs(struct ddp_mem *m, const struct ddp_sge *sg, u32 nsg,
+		 gfp_t gfp);
 void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len);
 struct ddp_pd *__ddp_pd_alloc(gfp_t gfp);
 int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,

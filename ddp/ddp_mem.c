@@ -38,6 +38,8 @@ void ddp_mem_release(struct ddp_mem *m, bool dirty)
 	}
 	kvfree(m->pages);
 	m->pages = NULL;
+	kfree(m->runs);
+	m->runs = NULL;
 }
 
 /*
@@ -120,6 +122,8 @@ int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
 	m->len = len;
 	m->mm = mm;
 	m->writable = write;
+	m->runs = NULL;
+	m->nruns = 0;
 	mmgrab(m->mm);
 	return 0;
 
@@ -148,23 +152,99 @@ int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	m->len = len;
 	m->mm = NULL;
 	m->writable = true;
+	m->runs = NULL;
+	m->nruns = 0;
 	return 0;
 }
 
-/* Copy into @m at @off; the caller checked the bounds. */
-void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len)
+/*
+ * Kernel pages in runs (the SGEs of one posted buffer): the page pointers
+ * of all runs one after the other in @m->pages, and where each run is.
+ * A run of no octets is left out. The caller keeps the pages alive until
+ * the buffer comes back.
+ */
+int ddp_mem_runs(struct ddp_mem *m, const struct ddp_sge *sg, u32 nsg,
+		 gfp_t gfp)
 {
-	off += m->first;
+	u32 i, n = 0, npages = 0;
+	u64 len = 0;
+
+	for (i = 0; i < nsg; i++) {
+		if (sg[i].first >= PAGE_SIZE)
+			return -EINVAL;
+		len += sg[i].len;
+		npages += DIV_ROUND_UP(sg[i].first + (u64)sg[i].len, PAGE_SIZE);
+	}
+	if (!len || len > DDP_MAX_REG_LEN)
+		return -EINVAL;
+	m->pages = kvmalloc_array(npages, sizeof(*m->pages), gfp);
+	m->runs = kmalloc_array(nsg, sizeof(*m->runs), gfp);
+	if (!m->pages || !m->runs) {
+		kvfree(m->pages);
+		kfree(m->runs);
+		m->pages = NULL;
+		m->runs = NULL;
+		return -ENOMEM;
+	}
+	npages = 0;
+	for (i = 0; i < nsg; i++) {
+		u32 np = DIV_ROUND_UP(sg[i].first + sg[i].len, PAGE_SIZE);
+
+		if (!sg[i].len)
+			continue;
+		memcpy(m->pages + npages, sg[i].pages, np * sizeof(*m->pages));
+		m->runs[n++] = (struct ddp_mem_run){
+			.page = npages, .first = sg[i].first, .len = sg[i].len,
+		};
+		npages += np;
+	}
+	m->nruns = n;
+	m->npages = npages;
+	m->first = 0;
+	m->len = len;
+	m->mm = NULL;
+	m->writable = true;
+	return 0;
+}
+
+/* copy @len octets to @off octets into the run of @pages from its start */
+static void ddp_pages_write(struct page **pages, u64 off, const u8 *src,
+			    u32 len)
+{
 	while (len) {
 		u32 po = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - po);
-		u8 *va = kmap_local_page(m->pages[off >> PAGE_SHIFT]);
+		u8 *va = kmap_local_page(pages[off >> PAGE_SHIFT]);
 
 		memcpy(va + po, src, n);
 		kunmap_local(va);
 		off += n;
 		src += n;
 		len -= n;
+	}
+}
+
+/* Copy into @m at @off; the caller checked the bounds. */
+void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len)
+{
+	const struct ddp_mem_run *r = m->runs;
+
+	if (likely(!r)) {
+		ddp_pages_write(m->pages, m->first + off, src, len);
+		return;
+	}
+	for (; len; r++) {
+		u32 n;
+
+		if (off >= r->len) {
+			off -= r->len;
+			continue;
+		}
+		n = min_t(u64, len, r->len - off);
+		ddp_pages_write(m->pages + r->page, r->first + off, src, n);
+		src += n;
+		len -= n;
+		off = 0;
 	}
 }
 

@@ -241,6 +241,47 @@ err_free:
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
 
+/**
+ * ddp_post_recv_sg() - post runs of kernel pages as one untagged buffer
+ * @s: the stream
+ * @qn: queue number
+ * @sg: the runs, in the order the message fills them (a receive of
+ *	several SGEs); runs of no octets are skipped
+ * @nsg: their number, at most DDP_MAX_SGE
+ * @cookie: returned in the DDP_EV_RECV or DDP_EV_FLUSH event
+ * @gfp: as for ddp_post_recv_pages()
+ *
+ * Return: 0, -EINVAL for a bad queue, no octets or too many runs,
+ * -ENOBUFS when too many buffers are posted, -ENOMEM.
+ */
+int ddp_post_recv_sg(struct ddp_stream *s, u32 qn, const struct ddp_sge *sg,
+		     u32 nsg, u64 cookie, gfp_t gfp)
+{
+	struct ddp_rbuf *b;
+	int ret;
+
+	if (!nsg || nsg > DDP_MAX_SGE)
+		return -EINVAL;
+	b = kzalloc(sizeof(*b), gfp);
+	if (!b)
+		return -ENOMEM;
+	ret = ddp_mem_runs(&b->mem, sg, nsg, gfp);
+	if (ret)
+		goto err_free;
+	b->cookie = cookie;
+	ret = ddp_post(s, qn, b);
+	if (ret)
+		goto err_mem;
+	return 0;
+
+err_mem:
+	ddp_mem_release(&b->mem, false);
+err_free:
+	kfree(b);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_post_recv_sg);
+
 /* a message being sent: MPA asks for the header of each segment in turn */
 struct ddp_tx {
 	const struct ddp_msg	*msg;

@@ -39,7 +39,7 @@
 #define IWMPA_MAX_QP		1024
 #define IWMPA_MAX_QP_WR		1024
 #define IWMPA_MAX_SGE		6	/* SIW_MAX_SGE: the provider's SQE */
-#define IWMPA_MAX_RECV_SGE	1	/* a DDP buffer is one run of pages */
+#define IWMPA_MAX_RECV_SGE	6	/* SIW_MAX_SGE: the provider's RQE */
 #define IWMPA_MAX_SGE_RD	1	/* an RDMA Read has one sink */
 #define IWMPA_MAX_FR_PAGES	256	/* pages of a fast registration */
 #define IWMPA_MAX_CQ		1024
@@ -289,11 +289,17 @@ struct iwmpa_cep;
 /**
  * struct iwmpa_rxb - a receive taken from the RQ ring and posted
  * @id: its work request id
- * @mr: the region of its buffer, held until the buffer comes back
+ * @mr: the region of its buffer (one SGE), held until the buffer comes
+ *	back
+ * @mrs: the regions of its SGEs (several; NULL for kernel memory), held
+ *	until then, kmalloc()ed
+ * @nmrs: the number of @mrs
  */
 struct iwmpa_rxb {
 	u64			id;
 	struct iwmpa_mr		*mr;
+	struct iwmpa_mr		**mrs;
+	u32			nmrs;
 };
 
 /**
@@ -528,6 +534,7 @@ int iwmpa_query_srq(struct ib_srq *srq, struct ib_srq_attr *attr);
 int iwmpa_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad);
 bool iwmpa_srq_take(struct iwmpa_srq *srq, struct siw_rqe *rqe);
+void iwmpa_rqe_copy(struct siw_rqe *rqe, const struct siw_rqe *slot);
 
 /*
  * Between the connection manager (iwmpa_cm.c) and the queue pairs.

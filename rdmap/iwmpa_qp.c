@@ -457,6 +457,7 @@ static void iwmpa_rx_done(struct iwmpa_qp *qp, u64 cookie, u16 status,
 			  u32 len, u32 inval, bool solicited)
 {
 	struct iwmpa_rxb *rb = &qp->rxb[cookie & (qp->num_rqe - 1)];
+	u32 i;
 
 	if (status == SIW_WC_SUCCESS) {
 		iwmpa_stat_add(qp->dev, IWMPA_STAT_RECV_RX, 1);
@@ -466,7 +467,12 @@ static void iwmpa_rx_done(struct iwmpa_qp *qp, u64 cookie, u16 status,
 		       solicited);
 	if (rb->mr)
 		iwmpa_mr_put(rb->mr);
+	for (i = 0; rb->mrs && i < rb->nmrs; i++)
+		if (rb->mrs[i])
+			iwmpa_mr_put(rb->mrs[i]);
+	kfree(rb->mrs);
 	rb->mr = NULL;
+	rb->mrs = NULL;
 	qp->rx_done++;
 }
 
@@ -477,6 +483,7 @@ static void iwmpa_rqe_fail(struct iwmpa_qp *qp, u64 id, u16 status)
 
 	rb->id = id;
 	rb->mr = NULL;
+	rb->mrs = NULL;
 	iwmpa_rx_done(qp, qp->rq_get++, status, 0, 0, false);
 }
 
@@ -532,6 +539,88 @@ static int iwmpa_rqe_post_kva(struct rdmap_qp *rqp, const struct siw_sge *sge,
 	return ret;
 }
 
+/* the PD of a QP's receives: an SRQ's RQEs name memory of the SRQ's PD */
+static struct iwmpa_pd *iwmpa_rq_pd(const struct iwmpa_qp *qp)
+{
+	return qp->srq ? to_iwmpa_pd(qp->srq->base.pd) : qp->pd;
+}
+
+/*
+ * The buffer of an RQE of several SGEs: one run of pages per SGE, each a
+ * region's (held until the buffer comes back) or kernel memory's (local
+ * DMA lkey); an SGE of no octets adds nothing. Softirq. Return: 0,
+ * -ENOBUFS, or a SIW_WC_* error status (positive).
+ */
+static int iwmpa_rqe_post_sg(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
+			     const struct siw_rqe *rqe, u32 idx)
+{
+	struct iwmpa_rxb *rb = &qp->rxb[idx & (qp->num_rqe - 1)];
+	struct page **kva[IWMPA_MAX_RECV_SGE] = {};
+	struct ddp_sge sg[IWMPA_MAX_RECV_SGE];
+	struct iwmpa_pd *pd = iwmpa_rq_pd(qp);
+	u32 i, n = rqe->num_sge;
+	struct iwmpa_mr **mrs;
+	u64 total = 0;
+	int ret = 0;
+
+	if (n > qp->dev->limits.max_recv_sge)
+		return SIW_WC_LOC_LEN_ERR;
+	mrs = kcalloc(n, sizeof(*mrs), GFP_ATOMIC);
+	if (!mrs)
+		return SIW_WC_GENERAL_ERR;
+	for (i = 0; i < n && !ret; i++) {
+		const struct siw_sge *sge = &rqe->sge[i];
+		u32 pg, first = sge->laddr & ~PAGE_MASK;
+
+		sg[i] = (struct ddp_sge){ .len = sge->length };
+		total += sge->length;
+		if (!sge->length)
+			continue;
+		if (iwmpa_dma_lkey(qp, sge->lkey)) {
+			kva[i] = kmalloc_array(DIV_ROUND_UP(first + (u64)sge->length,
+							    PAGE_SIZE),
+					       sizeof(**kva), GFP_ATOMIC);
+			if (!kva[i])
+				ret = SIW_WC_GENERAL_ERR;
+			else if (!iwmpa_kva_pages(sge->laddr, sge->length, kva[i]))
+				ret = SIW_WC_LOC_PROT_ERR;
+			sg[i].pages = kva[i];
+			sg[i].first = first;
+			continue;
+		}
+		mrs[i] = iwmpa_mr_lookup(pd, sge->lkey, sge->laddr, sge->length,
+					 true, &pg, &first);
+		if (!mrs[i]) {
+			ret = SIW_WC_LOC_PROT_ERR;
+			continue;
+		}
+		sg[i].pages = &mrs[i]->pages[pg];
+		sg[i].first = first;
+	}
+	if (!ret && !total)
+		ret = SIW_WC_LOC_LEN_ERR;
+	if (!ret) {
+		/* DDP copies the page lists */
+		ret = rdmap_post_recv_sg(rqp, sg, n, idx, GFP_ATOMIC);
+		if (ret && ret != -ENOBUFS)
+			ret = SIW_WC_GENERAL_ERR;
+	}
+	for (i = 0; i < n; i++)
+		kfree(kva[i]);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			if (mrs[i])
+				iwmpa_mr_put(mrs[i]);
+		kfree(mrs);
+		return ret;
+	}
+	rb->id = rqe->id;
+	rb->mr = NULL;
+	rb->mrs = mrs;
+	rb->nmrs = n;
+	return 0;
+}
+
 /*
  * Post the buffer of one RQE with RDMAP. Return: 0, -ENOBUFS when DDP
  * holds as many buffers as it takes (the RQE stays in the ring for a
@@ -543,13 +632,14 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 {
 	const struct siw_sge *sge = &rqe->sge[0];
 	struct iwmpa_rxb *rb = &qp->rxb[idx & (qp->num_rqe - 1)];
-	/* an SRQ's RQEs name memory of the SRQ's PD */
-	struct iwmpa_pd *pd = qp->srq ? to_iwmpa_pd(qp->srq->base.pd) : qp->pd;
+	struct iwmpa_pd *pd = iwmpa_rq_pd(qp);
 	struct iwmpa_mr *mr = NULL;
 	u32 pg, first;
 	int ret;
 
-	/* one SGE: a DDP buffer is one run of pages */
+	if (rqe->num_sge > 1)
+		return iwmpa_rqe_post_sg(qp, rqp, rqe, idx);
+	/* one SGE: the buffer is one run of pages */
 	if (rqe->num_sge != 1 || !sge->length)
 		return SIW_WC_LOC_LEN_ERR;
 	if (iwmpa_dma_lkey(qp, sge->lkey)) {
@@ -571,6 +661,7 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 	}
 	rb->id = rqe->id;
 	rb->mr = mr;
+	rb->mrs = NULL;
 	return 0;
 }
 
@@ -602,6 +693,23 @@ static void iwmpa_srq_refill(struct iwmpa_qp *qp, struct rdmap_qp *rqp)
 }
 
 /*
+ * An RQE of the ring, read once: the SGEs it says it has, as many as an
+ * RQE holds (more fail in iwmpa_rqe_post()). After the acquire of VALID.
+ */
+void iwmpa_rqe_copy(struct siw_rqe *rqe, const struct siw_rqe *slot)
+{
+	u32 i;
+
+	rqe->id = READ_ONCE(slot->id);
+	rqe->num_sge = READ_ONCE(slot->num_sge);
+	for (i = 0; i < min_t(u32, rqe->num_sge, SIW_MAX_SGE); i++) {
+		rqe->sge[i].laddr = READ_ONCE(slot->sge[i].laddr);
+		rqe->sge[i].length = READ_ONCE(slot->sge[i].length);
+		rqe->sge[i].lkey = READ_ONCE(slot->sge[i].lkey);
+	}
+}
+
+/*
  * RDMAP's refill: a Send found no buffer; take what the RQ ring holds, as
  * much as DDP takes. An RQE that names no valid local memory completes
  * with an error and stops the taking (the Send that needed it is refused
@@ -625,9 +733,7 @@ static void iwmpa_qp_refill(struct rdmap_qp *rqp)
 		rqe.flags = smp_load_acquire(&slot->flags);
 		if (!(rqe.flags & SIW_WQE_VALID))
 			break;
-		rqe.id = slot->id;
-		rqe.num_sge = slot->num_sge;
-		rqe.sge[0] = slot->sge[0];
+		iwmpa_rqe_copy(&rqe, slot);
 		ret = iwmpa_rqe_post(qp, rqp, &rqe, qp->rq_get);
 		if (ret == -ENOBUFS)
 			break;
@@ -1768,23 +1874,23 @@ int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 /**
  * iwmpa_post_recv() - post a kernel QP's receives
  * @ibqp: the QP
- * @wr: the work requests: one SGE each (a DDP buffer is one run of
- *	pages); the local DMA lkey or a region's
+ * @wr: the work requests: at most max_recv_sge SGEs each, the local
+ *	DMA lkey or a region's
  * @bad: out: the first work request not posted
  *
  * The RQEs are taken as Sends arrive (the refill, softirq); those posted
  * in error are flushed. User space posts into the RQ ring without a
  * system call. Any context.
  *
- * Return: 0, -ENOMEM when the RQ is full, -EINVAL for more than one SGE,
- * a user QP or a QP bound to an SRQ.
+ * Return: 0, -ENOMEM when the RQ is full, -EINVAL for too many SGEs, a
+ * user QP or a QP bound to an SRQ.
  */
 int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad)
 {
 	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
 	unsigned long flags;
-	int ret = 0;
+	int ret = 0, i;
 
 	if (!qp->kernel || qp->srq) {
 		*bad = wr;
@@ -1795,7 +1901,7 @@ int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		struct siw_rqe *slot = &qp->recvq[qp->rq_put &
 						  (qp->num_rqe - 1)];
 
-		if (wr->num_sge > 1) {
+		if (wr->num_sge > qp->dev->limits.max_recv_sge) {
 			ret = -EINVAL;
 			break;
 		}
@@ -1806,10 +1912,10 @@ int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		slot->id = wr->wr_id;
 		slot->num_sge = wr->num_sge;
-		if (wr->num_sge) {
-			slot->sge[0].laddr = wr->sg_list[0].addr;
-			slot->sge[0].length = wr->sg_list[0].length;
-			slot->sge[0].lkey = wr->sg_list[0].lkey;
+		for (i = 0; i < wr->num_sge; i++) {
+			slot->sge[i].laddr = wr->sg_list[i].addr;
+			slot->sge[i].length = wr->sg_list[i].length;
+			slot->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 		/* the refill reads the RQE once it sees VALID */
 		smp_store_release(&slot->flags, SIW_WQE_VALID);

@@ -198,7 +198,7 @@ int iwmpa_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /**
  * iwmpa_srq_take() - take the RQE at the head of a shared receive queue
  * @srq: the SRQ
- * @rqe: out: the RQE (its first SGE; there is one at most)
+ * @rqe: out: the RQE
  *
  * With the limit armed, the first take that leaves fewer RQEs than the
  * limit raises IB_EVENT_SRQ_LIMIT_REACHED and disarms it: the RQEs are
@@ -222,11 +222,7 @@ bool iwmpa_srq_take(struct iwmpa_srq *srq, struct siw_rqe *rqe)
 		spin_unlock_irqrestore(&srq->lock, flags);
 		return false;
 	}
-	rqe->id = READ_ONCE(slot->id);
-	rqe->num_sge = READ_ONCE(slot->num_sge);
-	rqe->sge[0].laddr = READ_ONCE(slot->sge[0].laddr);
-	rqe->sge[0].length = READ_ONCE(slot->sge[0].length);
-	rqe->sge[0].lkey = READ_ONCE(slot->sge[0].lkey);
+	iwmpa_rqe_copy(rqe, slot);
 	/* the reads before the producer may fill the slot again */
 	smp_store_release(&slot->flags, 0);
 	srq->rq_get++;

@@ -1033,6 +1033,27 @@ int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
 EXPORT_SYMBOL_GPL(rdmap_post_recv);
 
 /**
+ * rdmap_post_recv_sg() - post runs of kernel pages for one Send of the peer
+ * @qp: the queue pair
+ * @sg: the runs, filled in this order (a receive of several SGEs)
+ * @nsg: their number
+ * @cookie: returned in RDMAP_EV_RECV or RDMAP_EV_FLUSH
+ * @gfp: as for rdmap_post_recv()
+ *
+ * Return: 0, -ECONNABORTED once the stream is terminated, or what
+ * ddp_post_recv_sg() returns.
+ */
+int rdmap_post_recv_sg(struct rdmap_qp *qp, const struct ddp_sge *sg, u32 nsg,
+		       u64 cookie, gfp_t gfp)
+{
+	if (rdmap_qp_ended(qp))
+		return -ECONNABORTED;
+	return ddp_post_recv_sg(qp->s, RDMAP_WIRE_QN_SEND, sg, nsg, cookie,
+				gfp);
+}
+EXPORT_SYMBOL_GPL(rdmap_post_recv_sg);
+
+/**
  * rdmap_send() - send a Send message
  * @qp: the queue pair
  * @op: RDMAP_WIRE_OP_SEND, _SEND_INV, _SEND_SE or _SEND_SE_INV

@@ -29,6 +29,21 @@ struct mpa_conn_attrs;
 struct ddp_region_view;
 struct ddp_stream;
 
+/* runs of one buffer ddp_post_recv_sg() takes at most */
+#define DDP_MAX_SGE	16
+
+/**
+ * struct ddp_sge - one run of kernel pages of an untagged buffer
+ * @pages: the pages; they must stay until the buffer comes back
+ * @first: offset of the run's first octet in its first page
+ * @len: its length in octets
+ */
+struct ddp_sge {
+	struct page	**pages;
+	u32		first;
+	u32		len;
+};
+
 /**
  * struct ddp_msg - what to send, see ddp_send_msg()
  * @tagged: a tagged message, placed by the peer into its buffer @stag at
@@ -131,6 +146,8 @@ int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
 		     u32 first, u64 len, u64 base_to, u32 access, u32 stag);
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp);
+int ddp_post_recv_sg(struct ddp_stream *s, u32 qn, const struct ddp_sge *sg,
+		     u32 nsg, u64 cookie, gfp_t gfp);
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
 

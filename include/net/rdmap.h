@@ -148,6 +148,8 @@ void rdmap_qp_destroy(struct rdmap_qp *qp, bool abortive);
 void *rdmap_qp_priv(struct rdmap_qp *qp);
 struct ddp_stream *rdmap_qp_stream(struct rdmap_qp *qp);
 
+int rdmap_post_recv_sg(struct rdmap_qp *qp, const struct ddp_sge *sg, u32 nsg,
+		       u64 cookie, gfp_t gfp);
 int rdmap_post_recv(struct rdmap_qp *qp, struct page **pages, u32 npages,
 		    u32 first, u64 len, u64 cookie, gfp_t gfp);
 int rdmap_send(struct rdmap_qp *qp, u8 op, u32 inv_stag,
