@@ -17,7 +17,8 @@
 #     Sends, Read Requests, Read Responses and Writes rping makes);
 #     rdma_server <- rdma_client;
 #     iwmpa_srq server <- iwmpa_srq client (this directory's): two
-#     connections whose server QPs share an SRQ with its limit armed
+#     connections whose server QPs share an SRQ with its limit armed,
+#     every receive of two SGEs in two regions
 #     (receive order, the limit event, last-WQE events, the SRQ's
 #     receives kept when the QPs end; between two siw devices all but the
 #     last-WQE events hold, which siw does not raise: skipped if it

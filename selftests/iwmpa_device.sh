@@ -179,9 +179,9 @@ result "$r" "${names[6]}"
 in0 ibv_devinfo -v -d iwm0 > "$tmp/infov" 2>&1
 r=0
 for kv in max_mr_size:0x100000000 page_size_cap:0x1000 max_qp:1024 \
-	max_qp_wr:1024 max_sge:1 max_sge_rd:1 max_cq:1024 max_cqe:8192 \
+	max_qp_wr:1024 max_sge:6 max_sge_rd:1 max_cq:1024 max_cqe:8192 \
 	max_mr:16384 max_pd:1024 max_qp_rd_atom:64 max_qp_init_rd_atom:64 \
-	max_res_rd_atom:65536 max_srq:1024 max_srq_wr:4096 max_srq_sge:1 \
+	max_res_rd_atom:65536 max_srq:1024 max_srq_wr:4096 max_srq_sge:6 \
 	max_mw:0 atomic_cap:ATOMIC_NONE; do
 	k=${kv%%:*} v=${kv#*:}
 	got=$(sed -n "s/^[[:space:]]*$k:[[:space:]]*\([^[:space:]]*\).*/\1/p" "$tmp/infov" |

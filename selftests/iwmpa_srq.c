@@ -4,13 +4,15 @@
  * (TAP), on any iWARP device (iwmpa or siw): a helper of iwmpa_apps.sh.
  *
  * The server listens on ADDR:PORT, accepts two connections whose QPs are
- * bound to one SRQ of 16 receives (64 octets each) with the limit armed
- * at 5, and checks:
+ * bound to one SRQ of 16 receives with the limit armed at 5, each of two
+ * SGEs in two regions (40 + 24 octets: a message is placed across both),
+ * and checks:
  *   1  the SRQ: 16 entries, the limit armed
  *   2  both connections established, their QPs bound to the SRQ
  *   3  the client's 7 Sends on each connection: 14 receive completions,
- *      all successful, 64 octets, each QP's messages in order, and the
- *      receives taken from the SRQ in the order posted (wr_ids 0..13)
+ *      all successful, 64 octets, the first 40 in the first SGE and the
+ *      rest in the second, each QP's messages in order, and the receives
+ *      taken from the SRQ in the order posted (wr_ids 0..13)
  *   4  exactly one limit event: at the 12th receive taken (4 left), and
  *      none for the 13th and 14th (the event disarmed the limit)
  *   5  the client's disconnect: a last-WQE event for each QP, no receive
@@ -18,8 +20,9 @@
  *   6  the SRQ still holds those 2: it takes 14 more, then -ENOMEM
  * (the siw provider has no query_srq: the limit is seen by its event).
  * The client connects twice, sends "<c><n>" (c = 'a' or 'b', n = 0..6)
- * padded to 64 octets on each, waits for the server's "done" Send on the
- * first connection and disconnects:
+ * padded to 64 octets (octets 40..63 a pattern of c and n) on each, waits
+ * for the server's "done" Send on the first connection, received into
+ * two SGEs of 2 and 62 octets, and disconnects:
  *   1  both connections established
  *   2  14 Sends completed successfully
  *   3  the server's "done" received
@@ -40,6 +43,7 @@
 #define NCONN		2
 #define NMSG		7
 #define MSG_LEN		64
+#define HEAD		40	/* the first SGE of a server's receive */
 #define SRQ_WRS		16
 #define SRQ_LIMIT	5
 #define TIMEOUT_MS	20000
@@ -51,9 +55,16 @@ struct ctx {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_srq *srq;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr, *mr2;
 	char buf[(SRQ_WRS + NCONN) * MSG_LEN];
+	char tail[SRQ_WRS * MSG_LEN];
 };
+
+/* octet @j of a message's tail (octets HEAD..MSG_LEN - 1) */
+static char tail_octet(int q, int n, int j)
+{
+	return (char)(0x40 + q * 16 + n + j);
+}
 
 /* the next CM event: its type in *@type, its id in *@id */
 static int cm_next(struct ctx *c, enum rdma_cm_event_type *type,
@@ -128,16 +139,20 @@ static void async_events(struct ctx *c, int ms, int *limit, int *last_wqe,
 static int post_srq(struct ctx *c, int first, int n)
 {
 	struct ibv_recv_wr wr, *bad;
-	struct ibv_sge sge;
+	struct ibv_sge sge[2];
 	int i, ret;
 
 	for (i = first; i < first + n; i++) {
-		sge = (struct ibv_sge){
+		sge[0] = (struct ibv_sge){
 			.addr = (uintptr_t)c->buf + (i % SRQ_WRS) * MSG_LEN,
-			.length = MSG_LEN, .lkey = c->mr->lkey,
+			.length = HEAD, .lkey = c->mr->lkey,
 		};
-		wr = (struct ibv_recv_wr){ .wr_id = i, .sg_list = &sge,
-					   .num_sge = 1 };
+		sge[1] = (struct ibv_sge){
+			.addr = (uintptr_t)c->tail + (i % SRQ_WRS) * MSG_LEN,
+			.length = MSG_LEN - HEAD, .lkey = c->mr2->lkey,
+		};
+		wr = (struct ibv_recv_wr){ .wr_id = i, .sg_list = sge,
+					   .num_sge = 2 };
 		ret = ibv_post_srq_recv(c->srq, &wr, &bad);
 		if (ret)
 			return ret;
@@ -200,8 +215,11 @@ static int server(struct ctx *c, struct addrinfo *ai)
 					NULL;
 			c->mr = c->pd ? ibv_reg_mr(c->pd, c->buf, sizeof(c->buf),
 						   IBV_ACCESS_LOCAL_WRITE) : NULL;
+			c->mr2 = c->pd ? ibv_reg_mr(c->pd, c->tail, sizeof(c->tail),
+						    IBV_ACCESS_LOCAL_WRITE) : NULL;
 			c->srq = c->pd ? ibv_create_srq(c->pd, &sia) : NULL;
-			ok = c->cq && c->mr && c->srq && !post_srq(c, 0, SRQ_WRS);
+			ok = c->cq && c->mr && c->mr2 && c->srq &&
+			     !post_srq(c, 0, SRQ_WRS);
 			ksft_test_result(ok && sia.attr.max_wr == SRQ_WRS,
 					 "SRQ of %d receives (%u), limit %d\n",
 					 SRQ_WRS, sia.attr.max_wr, SRQ_LIMIT);
@@ -228,10 +246,15 @@ static int server(struct ctx *c, struct addrinfo *ai)
 			wc[i].qp_num == qps[1]->qp_num ? 1 : -1;
 		char want[3] = { 'a' + q, '0' + (q >= 0 ? seen[q] : 0) };
 		const char *got = c->buf + (wc[i].wr_id % SRQ_WRS) * MSG_LEN;
+		const char *tail = c->tail + (wc[i].wr_id % SRQ_WRS) * MSG_LEN;
+		int j, tail_ok = q >= 0;
+
+		for (j = 0; tail_ok && j < MSG_LEN - HEAD; j++)
+			tail_ok = tail[j] == tail_octet(q, seen[q], j);
 
 		if (wc[i].status != IBV_WC_SUCCESS || wc[i].opcode != IBV_WC_RECV ||
 		    wc[i].byte_len != MSG_LEN || q < 0 || wc[i].wr_id >= SRQ_WRS ||
-		    taken[wc[i].wr_id]++ || strncmp(got, want, 3)) {
+		    taken[wc[i].wr_id]++ || strncmp(got, want, 3) || !tail_ok) {
 			ksft_print_msg("completion %d: status %d opcode %d len %u qp %u",
 				       i, wc[i].status, wc[i].opcode,
 				       wc[i].byte_len, wc[i].qp_num);
@@ -244,7 +267,7 @@ static int server(struct ctx *c, struct addrinfo *ai)
 	}
 	for (i = 0; i < NCONN * NMSG; i++)
 		ok = ok && taken[i] == 1;
-	ksft_test_result(ok, "%d receives: all good, in order, wr_ids 0..%d (%d)\n",
+	ksft_test_result(ok, "%d receives into 2 SGEs: all good, in order, wr_ids 0..%d (%d)\n",
 			 NCONN * NMSG, NCONN * NMSG - 1, n);
 
 	async_events(c, 500, &limit, &last_wqe, qps);
@@ -283,6 +306,7 @@ static int server(struct ctx *c, struct addrinfo *ai)
 			 "the SRQ kept its %d receives: %d more taken (%d), then -ENOMEM (%d)\n",
 			 SRQ_WRS - NCONN * NMSG, NCONN * NMSG, i, n);
 	ibv_destroy_srq(c->srq);
+	ibv_dereg_mr(c->mr2);
 	ibv_dereg_mr(c->mr);
 	ibv_destroy_cq(c->cq);
 	ibv_dealloc_pd(c->pd);
@@ -300,7 +324,7 @@ static int client(struct ctx *c, struct addrinfo *ai)
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1 };
 	struct ibv_wc wc[NCONN * NMSG];
-	int i, k, n, ok = 1;
+	int i, j, k, n, ok = 1;
 
 	for (i = 0; i < NCONN && ok; i++) {
 		ok = !rdma_create_id(c->ch, &c->id[i], NULL, RDMA_PS_TCP) &&
@@ -315,20 +339,24 @@ static int client(struct ctx *c, struct addrinfo *ai)
 			c->pd = ibv_alloc_pd(c->verbs);
 			c->cq = c->pd ? ibv_create_cq(c->verbs, 64, NULL, NULL, 0) :
 					NULL;
-			c->mr = c->pd ? ibv_reg_mr(c->pd, c->buf, sizeof(c->buf),
+			c->mr = c->pd ? ibv_reg_mr(c->pd, c,
+						   sizeof(*c),
 						   IBV_ACCESS_LOCAL_WRITE) : NULL;
 			qia.send_cq = c->cq;
 			qia.recv_cq = c->cq;
 			ok = c->cq && c->mr;
 		}
 		if (ok) {
-			struct ibv_sge sge = {
-				.addr = (uintptr_t)c->buf + i * MSG_LEN,
-				.length = MSG_LEN, .lkey = c->mr->lkey,
+			/* "done" arrives as "do" and "ne\0" */
+			struct ibv_sge sge[2] = {
+				{ .addr = (uintptr_t)c->buf + i * MSG_LEN,
+				  .length = 2, .lkey = c->mr->lkey },
+				{ .addr = (uintptr_t)c->tail + i * MSG_LEN,
+				  .length = MSG_LEN - 2, .lkey = c->mr->lkey },
 			};
 			struct ibv_recv_wr rwr = { .wr_id = 100 + i,
-						   .sg_list = &sge,
-						   .num_sge = 1 }, *bad;
+						   .sg_list = sge,
+						   .num_sge = 2 }, *bad;
 
 			ok = !rdma_create_qp(c->id[i], c->pd, &qia) &&
 			     !ibv_post_recv(c->id[i]->qp, &rwr, &bad) &&
@@ -356,6 +384,8 @@ static int client(struct ctx *c, struct addrinfo *ai)
 			memset(m, 0, MSG_LEN);
 			m[0] = 'a' + i;
 			m[1] = '0' + k;
+			for (j = 0; j < MSG_LEN - HEAD; j++)
+				m[HEAD + j] = tail_octet(i, k, j);
 			/* one at a time: the buffer is used again */
 			ok = !ibv_post_send(c->id[i]->qp, &wr, &bad) &&
 			     cq_wait(c->cq, wc, 1) == 1 &&
@@ -368,8 +398,8 @@ static int client(struct ctx *c, struct addrinfo *ai)
 	n = cq_wait(c->cq, wc, 1);
 	ksft_test_result(n == 1 && wc[0].status == IBV_WC_SUCCESS &&
 			 wc[0].wr_id == 100 && wc[0].byte_len == 5 &&
-			 !strcmp(c->buf, "done"),
-			 "the server's \"done\" received\n");
+			 !strncmp(c->buf, "do", 2) && !strcmp(c->tail, "ne"),
+			 "the server's \"done\" received into 2 SGEs\n");
 	for (i = 0; i < NCONN; i++)
 		rdma_disconnect(c->id[i]);
 	for (i = 0; i < NCONN; i++)

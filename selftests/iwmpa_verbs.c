@@ -89,21 +89,21 @@ static void test_srq(struct ibv_context *ctx, struct ibv_pd *pd,
 	if (bad)
 		ibv_destroy_srq(bad);
 	sia.attr.max_wr = SRQ_WRS;
-	sia.attr.max_sge = 2;
+	sia.attr.max_sge = 7;
 	errno = 0;
 	bad = ibv_create_srq(pd, &sia);
 	e2 = errno;
 	if (bad)
 		ibv_destroy_srq(bad);
 	ksft_test_result(e1 == EINVAL && e2 == EINVAL,
-			 "SRQ of 4097 WRs (max_srq_wr 4096), of 2 SGEs: EINVAL (%s, %s)\n",
+			 "SRQ of 4097 WRs (max_srq_wr 4096), of 7 SGEs (6): EINVAL (%s, %s)\n",
 			 strerror(e1), strerror(e2));
 
 	/* the siw provider has no query_srq: the sizes come back here */
 	sia.attr.max_sge = 1;
 	srq = ibv_create_srq(pd, &sia);
-	ksft_test_result(srq && sia.attr.max_wr == 128 && sia.attr.max_sge == 1,
-			 "SRQ of %d WRs: 128, 1 SGE (%u %u)\n", SRQ_WRS,
+	ksft_test_result(srq && sia.attr.max_wr == 128 && sia.attr.max_sge == 6,
+			 "SRQ of %d WRs, 1 SGE: 128, 6 SGEs (%u %u)\n", SRQ_WRS,
 			 sia.attr.max_wr, sia.attr.max_sge);
 	if (!srq) {
 		ksft_test_result_skip("no SRQ\n");
