@@ -201,6 +201,24 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 	return ret;
 }
 
+/*
+ * Post @b, whose memory was set up with status @ret (0: it was), or free
+ * it. Return: 0, @ret, or what ddp_post() returns.
+ */
+static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
+			 int ret, u64 cookie)
+{
+	if (!ret) {
+		b->cookie = cookie;
+		ret = ddp_post(s, qn, b);
+		if (!ret)
+			return 0;
+		ddp_mem_release(&b->mem, false);
+	}
+	kfree(b);
+	return ret;
+}
+
 /**
  * ddp_post_recv_pages() - post kernel pages as an untagged buffer
  * @s: the stream
@@ -220,24 +238,12 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
 	struct ddp_rbuf *b = kzalloc(sizeof(*b), gfp);
-	int ret;
 
 	if (!b)
 		return -ENOMEM;
-	ret = ddp_mem_pages(&b->mem, pages, npages, first, len, gfp);
-	if (ret)
-		goto err_free;
-	b->cookie = cookie;
-	ret = ddp_post(s, qn, b);
-	if (ret)
-		goto err_mem;
-	return 0;
-
-err_mem:
-	ddp_mem_release(&b->mem, false);
-err_free:
-	kfree(b);
-	return ret;
+	return ddp_post_rbuf(s, qn, b,
+			     ddp_mem_pages(&b->mem, pages, npages, first, len, gfp),
+			     cookie);
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
 
@@ -258,27 +264,14 @@ int ddp_post_recv_sg(struct ddp_stream *s, u32 qn, const struct ddp_sge *sg,
 		     u32 nsg, u64 cookie, gfp_t gfp)
 {
 	struct ddp_rbuf *b;
-	int ret;
 
 	if (!nsg || nsg > DDP_MAX_SGE)
 		return -EINVAL;
 	b = kzalloc(sizeof(*b), gfp);
 	if (!b)
 		return -ENOMEM;
-	ret = ddp_mem_runs(&b->mem, sg, nsg, gfp);
-	if (ret)
-		goto err_free;
-	b->cookie = cookie;
-	ret = ddp_post(s, qn, b);
-	if (ret)
-		goto err_mem;
-	return 0;
-
-err_mem:
-	ddp_mem_release(&b->mem, false);
-err_free:
-	kfree(b);
-	return ret;
+	return ddp_post_rbuf(s, qn, b, ddp_mem_runs(&b->mem, sg, nsg, gfp),
+			     cookie);
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_sg);
 
