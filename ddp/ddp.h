@@ -120,8 +120,7 @@ struct ddp_mem_run {
  * @writable: pinned for writing (FOLL_WRITE): dirty the pages on release
  * @runs: NULL for one run of @len octets from @first; else the buffer
  *	is these runs one after the other (@first unused), a posted buffer
- *	of several SGEs (ddp_post_recv_sg())
- * @nruns: their number
+ *	of several SGEs (ddp_post_recv_sg()), ending at @len
  */
 struct ddp_mem {
 	struct page	**pages;
@@ -131,7 +130,6 @@ struct ddp_mem {
 	struct mm_struct *mm;
 	bool		writable;
 	struct ddp_mem_run *runs;
-	u32		nruns;
 };
 
 /**

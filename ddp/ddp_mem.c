@@ -123,7 +123,6 @@ int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write)
 	m->mm = mm;
 	m->writable = write;
 	m->runs = NULL;
-	m->nruns = 0;
 	mmgrab(m->mm);
 	return 0;
 
@@ -153,7 +152,6 @@ int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
 	m->mm = NULL;
 	m->writable = true;
 	m->runs = NULL;
-	m->nruns = 0;
 	return 0;
 }
 
@@ -198,7 +196,6 @@ int ddp_mem_runs(struct ddp_mem *m, const struct ddp_sge *sg, u32 nsg,
 		};
 		npages += np;
 	}
-	m->nruns = n;
 	m->npages = npages;
 	m->first = 0;
 	m->len = len;

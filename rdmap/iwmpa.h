@@ -514,6 +514,9 @@ int iwmpa_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int iwmpa_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
+int iwmpa_ring_post_recv(struct siw_rqe *ring, u32 num, u32 *put, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad);
 int iwmpa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void *iwmpa_ring_new(struct ib_udata *udata, size_t size,
 		     struct rdma_user_mmap_entry **entry, u64 *key);

@@ -1872,6 +1872,52 @@ int iwmpa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 }
 
 /**
+ * iwmpa_ring_post_recv() - write receive work requests into an RQ ring
+ * @ring: the ring of a kernel QP or SRQ
+ * @num: its number of slots, a power of two
+ * @put: the producer's index, advanced for each RQE written
+ * @max_sge: the most SGEs an RQE takes
+ * @wr: the work requests
+ * @bad: out: the first work request not posted
+ *
+ * The caller holds the lock that serialises the ring's producers. A slot
+ * is free once its taker cleared VALID (with release).
+ *
+ * Return: 0, -ENOMEM when the ring is full, -EINVAL for too many SGEs.
+ */
+int iwmpa_ring_post_recv(struct siw_rqe *ring, u32 num, u32 *put, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	int i;
+
+	for (; wr; wr = wr->next) {
+		struct siw_rqe *slot = &ring[*put & (num - 1)];
+
+		if (wr->num_sge > max_sge) {
+			*bad = wr;
+			return -EINVAL;
+		}
+		/* pairs with the taker's release once it took the slot */
+		if (smp_load_acquire(&slot->flags) & SIW_WQE_VALID) {
+			*bad = wr;
+			return -ENOMEM;
+		}
+		slot->id = wr->wr_id;
+		slot->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			slot->sge[i].laddr = wr->sg_list[i].addr;
+			slot->sge[i].length = wr->sg_list[i].length;
+			slot->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		/* the taker reads the RQE once it sees VALID */
+		smp_store_release(&slot->flags, SIW_WQE_VALID);
+		(*put)++;
+	}
+	return 0;
+}
+
+/**
  * iwmpa_post_recv() - post a kernel QP's receives
  * @ibqp: the QP
  * @wr: the work requests: at most max_recv_sge SGEs each, the local
@@ -1890,40 +1936,16 @@ int iwmpa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct iwmpa_qp *qp = to_iwmpa_qp(ibqp);
 	unsigned long flags;
-	int ret = 0, i;
+	int ret;
 
 	if (!qp->kernel || qp->srq) {
 		*bad = wr;
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	for (; wr; wr = wr->next) {
-		struct siw_rqe *slot = &qp->recvq[qp->rq_put &
-						  (qp->num_rqe - 1)];
-
-		if (wr->num_sge > qp->dev->limits.max_recv_sge) {
-			ret = -EINVAL;
-			break;
-		}
-		/* pairs with the refill's release once it took the slot */
-		if (smp_load_acquire(&slot->flags) & SIW_WQE_VALID) {
-			ret = -ENOMEM;
-			break;
-		}
-		slot->id = wr->wr_id;
-		slot->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			slot->sge[i].laddr = wr->sg_list[i].addr;
-			slot->sge[i].length = wr->sg_list[i].length;
-			slot->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		/* the refill reads the RQE once it sees VALID */
-		smp_store_release(&slot->flags, SIW_WQE_VALID);
-		qp->rq_put++;
-	}
+	ret = iwmpa_ring_post_recv(qp->recvq, qp->num_rqe, &qp->rq_put,
+				   qp->dev->limits.max_recv_sge, wr, bad);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	if (ret)
-		*bad = wr;
 	/* the RQEs' stores before the state's load, see iwmpa_qp_end() */
 	smp_mb();
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)

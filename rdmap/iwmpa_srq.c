@@ -157,41 +157,16 @@ int iwmpa_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	struct iwmpa_srq *srq = to_iwmpa_srq(ibsrq);
 	u32 max_sge = to_iwmpa_dev(ibsrq->device)->limits.max_recv_sge;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
 	if (!srq->kernel) {
 		*bad = wr;
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		struct siw_rqe *slot = &srq->recvq[srq->rq_put &
-						   (srq->num_rqe - 1)];
-		int i;
-
-		if (wr->num_sge > max_sge) {
-			ret = -EINVAL;
-			break;
-		}
-		/* the taker clears it, under the lock */
-		if (slot->flags & SIW_WQE_VALID) {
-			ret = -ENOMEM;
-			break;
-		}
-		slot->id = wr->wr_id;
-		slot->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			slot->sge[i].laddr = wr->sg_list[i].addr;
-			slot->sge[i].length = wr->sg_list[i].length;
-			slot->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		/* the taker reads the RQE once it sees VALID */
-		smp_store_release(&slot->flags, SIW_WQE_VALID);
-		srq->rq_put++;
-	}
+	ret = iwmpa_ring_post_recv(srq->recvq, srq->num_rqe, &srq->rq_put, max_sge,
+				   wr, bad);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (ret)
-		*bad = wr;
 	return ret;
 }
 
