@@ -418,6 +418,12 @@ static const u8 ddp_diag_u64[] = {
 	DDP_DIAG_RX_ERRORS, DDP_DIAG_RX_INVALID_STAG,
 };
 
+/* the most ddp_get_info() puts: 7 u32, the u64 with their pad attributes */
+#define DDP_DIAG_INFO_SIZE						\
+	(7 * NLA_ALIGN(NLA_HDRLEN + sizeof(u32)) +			\
+	 ARRAY_SIZE(ddp_diag_u64) *					\
+	 (NLA_ALIGN(NLA_HDRLEN + sizeof(u64)) + NLA_HDRLEN))
+
 /*
  * MPA calls this with the stream bound (sk_callback_lock read-held) but
  * without the socket lock: every value is a snapshot.
@@ -436,6 +442,7 @@ static int ddp_get_info(struct mpa_conn *conn, struct sk_buff *skb)
 	unsigned int i;
 
 	BUILD_BUG_ON(ARRAY_SIZE(ctr) != ARRAY_SIZE(ddp_diag_u64));
+	BUILD_BUG_ON(DDP_DIAG_INFO_SIZE > MPA_CONSUMER_INFO_MAX);
 	if (stopped)
 		flags |= DDP_DIAG_F_STOPPED;
 	if (READ_ONCE(s->shut))
@@ -454,12 +461,6 @@ static int ddp_get_info(struct mpa_conn *conn, struct sk_buff *skb)
 				      DDP_DIAG_PAD))
 			return -EMSGSIZE;
 	return 0;
-}
-
-static size_t ddp_get_info_size(struct mpa_conn *conn)
-{
-	return 7 * nla_total_size(sizeof(u32)) +
-	       ARRAY_SIZE(ddp_diag_u64) * nla_total_size_64bit(sizeof(u64));
 }
 
 /* a task of the ULP waits to place what TCP holds: see mpa_rx_wait_begin() */
@@ -482,5 +483,5 @@ struct mpa_consumer ddp_consumer = {
 	.peer_closed	= ddp_peer_closed,
 	.rx_kick	= ddp_rx_kick,
 	.get_info	= ddp_get_info,
-	.get_info_size	= ddp_get_info_size,
+	.info_size	= DDP_DIAG_INFO_SIZE,
 };

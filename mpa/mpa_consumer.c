@@ -19,8 +19,10 @@ static LIST_HEAD(mpa_consumers);
  * mpa_register_consumer() - make an MPA consumer available by name
  * @consumer: the consumer, with every callback set
  *
- * Return: 0, -EINVAL if a callback is missing or the name is empty or
- * longer than %MPA_CONSUMER_NAME_MAX - 1 octets, -EEXIST if the name is taken.
+ * Return: 0, -EINVAL if a callback is missing, the name is empty or
+ * longer than %MPA_CONSUMER_NAME_MAX - 1 octets, or @get_info comes with an
+ * @info_size of 0 or above %MPA_CONSUMER_INFO_MAX; -EEXIST if the name is
+ * taken.
  */
 int mpa_register_consumer(struct mpa_consumer *consumer)
 {
@@ -31,6 +33,9 @@ int mpa_register_consumer(struct mpa_consumer *consumer)
 	    strnlen(consumer->name, MPA_CONSUMER_NAME_MAX) == MPA_CONSUMER_NAME_MAX ||
 	    !consumer->request || !consumer->reply || !consumer->ulpdu ||
 	    !consumer->error || !consumer->peer_closed)
+		return -EINVAL;
+	if (consumer->get_info && (!consumer->info_size ||
+				   consumer->info_size > MPA_CONSUMER_INFO_MAX))
 		return -EINVAL;
 	mutex_lock(&mpa_consumers_lock);
 	list_for_each_entry(p, &mpa_consumers, list)

@@ -26,8 +26,9 @@ static const u8 mpa_diag_u64[] = {
 
 /*
  * The consumer's name, and its own attributes in MPA_DIAG_CONSUMER_INFO.
- * Those may not fit when the consumer was bound after sock_diag sized the
- * reply: then only that nest is left out.
+ * mpa_diag_get_info_size() reserved room for the largest any consumer
+ * may put, so a single socket's reply always has it; in a dump, no room
+ * means the socket goes into the next message, whole.
  */
 static int mpa_diag_put_consumer(struct sk_buff *skb, struct mpa_conn *c,
 				 const struct mpa_consumer *consumer)
@@ -36,14 +37,14 @@ static int mpa_diag_put_consumer(struct sk_buff *skb, struct mpa_conn *c,
 
 	if (nla_put_string(skb, MPA_DIAG_CONSUMER, consumer->name))
 		return -EMSGSIZE;
-	if (!consumer->get_info || !consumer->get_info_size)
+	if (!consumer->get_info)
 		return 0;
 	nest = nla_nest_start(skb, MPA_DIAG_CONSUMER_INFO);
 	if (!nest)
-		return 0;
+		return -EMSGSIZE;
 	if (consumer->get_info(c, skb)) {
 		nla_nest_cancel(skb, nest);
-		return 0;
+		return -EMSGSIZE;
 	}
 	nla_nest_end(skb, nest);
 	return 0;
@@ -91,20 +92,6 @@ static int mpa_diag_put(struct sk_buff *skb, struct mpa_conn *c)
 	return err;
 }
 
-/* the room the bound consumer's get_info() may take, its nest included */
-static size_t mpa_diag_consumer_size(struct mpa_conn *c)
-{
-	const struct mpa_consumer *consumer;
-	size_t size = 0;
-
-	read_lock_bh(&c->sk->sk_callback_lock);
-	consumer = c->consumer;
-	if (consumer && consumer->get_info && consumer->get_info_size)
-		size = nla_total_size(0) + consumer->get_info_size(c);
-	read_unlock_bh(&c->sk->sk_callback_lock);
-	return size;
-}
-
 /**
  * mpa_diag_get_info() - the MPA part of INET_DIAG_ULP_INFO
  * @sk: the TCP socket, not locked
@@ -138,21 +125,16 @@ int mpa_diag_get_info(struct sock *sk, struct sk_buff *skb)
  * mpa_diag_get_info_size() - room mpa_diag_get_info() may need
  * @sk: the TCP socket
  *
+ * The same for every socket: a consumer may be bound between the sizing
+ * and the filling of a reply, so the largest consumer part is counted.
+ *
  * Return: the upper bound in octets.
  */
 size_t mpa_diag_get_info_size(const struct sock *sk)
 {
-	struct mpa_conn *c;
-	size_t size;
-
-	size = nla_total_size(0) +			/* MPA_DIAG_ULP_INFO */
+	return nla_total_size(0) +			/* MPA_DIAG_ULP_INFO */
 	       9 * nla_total_size(sizeof(u32)) +
+	       ARRAY_SIZE(mpa_diag_u64) * nla_total_size_64bit(sizeof(u64)) +
 	       nla_total_size(MPA_CONSUMER_NAME_MAX) +
-	       ARRAY_SIZE(mpa_diag_u64) * nla_total_size_64bit(sizeof(u64));
-	rcu_read_lock();
-	c = rcu_dereference(inet_csk(sk)->icsk_ulp_data);
-	if (c)
-		size += mpa_diag_consumer_size(c);
-	rcu_read_unlock();
-	return size;
+	       nla_total_size(0) + MPA_CONSUMER_INFO_MAX;
 }

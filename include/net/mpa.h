@@ -28,6 +28,8 @@ struct sk_buff;
 
 /* longest consumer name, with its NUL */
 #define MPA_CONSUMER_NAME_MAX	16
+/* most octets a consumer's get_info() may put (struct mpa_consumer) */
+#define MPA_CONSUMER_INFO_MAX	512
 
 /**
  * struct mpa_start_params - how mpa_start() starts MPA on a connection
@@ -137,10 +139,11 @@ struct mpa_conn_attrs {
  *	for writing: @conn is bound to this consumer and its cookie valid
  *	throughout, but the socket lock is not held, so values are
  *	snapshots. Must not sleep. Return 0, or -EMSGSIZE when @skb has no
- *	room (MPA then drops the nest, the rest of the reply stays).
- * @get_info_size: with @get_info: an upper bound of the octets that
- *	@get_info puts, headers and padding included (nla_total_size());
- *	same context as @get_info
+ *	room (a dump then carries the socket over to its next message).
+ * @info_size: with @get_info: an upper bound of the octets that
+ *	@get_info puts, headers and padding included (nla_total_size()), at
+ *	most %MPA_CONSUMER_INFO_MAX. MPA reserves that maximum for every
+ *	socket, whichever consumer is bound when the reply is filled.
  * @list: private to MPA
  */
 struct mpa_consumer {
@@ -157,7 +160,7 @@ struct mpa_consumer {
 	void (*write_space)(struct mpa_conn *conn);
 	void (*rx_kick)(struct mpa_conn *conn);
 	int (*get_info)(struct mpa_conn *conn, struct sk_buff *skb);
-	size_t (*get_info_size)(struct mpa_conn *conn);
+	u32		info_size;
 	struct list_head list;
 };
 
