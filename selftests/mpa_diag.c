@@ -79,11 +79,42 @@ static void diag_parse_mpa(struct diag_row *r, struct nlattr *nest)
 	}
 }
 
-/* The sock_diag view of the TCP socket @fd (IPv4 or IPv6, by its address). */
-static int diag_query(int fd, struct diag_row *r)
+/* The ULP part of one sock_diag row @m of @len octets into @r. */
+static void diag_parse_row(struct diag_row *r, struct inet_diag_msg *m, int len)
 {
-	struct sockaddr_storage ss;
-	socklen_t alen = sizeof(ss);
+	int rem = len - (int)sizeof(*m);
+	struct nlattr *a = (struct nlattr *)(m + 1);
+
+	r->found = true;
+	for (; attr_ok(a, rem); a = attr_next(a, &rem)) {
+		struct nlattr *u;
+		int urem;
+
+		if ((a->nla_type & NLA_TYPE_MASK) != INET_DIAG_ULP_INFO)
+			continue;
+		r->ulp = true;
+		for (u = attr_first(a, &urem); attr_ok(u, urem);
+		     u = attr_next(u, &urem)) {
+			int t = u->nla_type & NLA_TYPE_MASK;
+
+			if (t == INET_ULP_INFO_NAME)
+				snprintf(r->name, sizeof(r->name), "%s",
+					 (char *)attr_data(u));
+			else if (t == MPA_DIAG_ULP_INFO)
+				diag_parse_mpa(r, u);
+		}
+	}
+}
+
+/*
+ * Dump the established TCP sockets of @family, reading the reply with
+ * recv() buffers of @bufsz octets (which sizes the kernel's messages):
+ * the row of the socket whose local port is @sports[i] goes into
+ * @rows[i]. Returns the number of recv() calls that brought rows, or -1.
+ */
+static int diag_dump(int family, size_t bufsz, const __be16 *sports,
+		     struct diag_row *rows, int n)
+{
 	struct {
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 req;
@@ -94,6 +125,7 @@ static int diag_query(int fd, struct diag_row *r)
 			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
 		},
 		.req = {
+			.sdiag_family = family,
 			.sdiag_protocol = IPPROTO_TCP,
 			.idiag_ext = 1 << (INET_DIAG_INFO - 1),
 			.idiag_states = 1 << TCP_ESTABLISHED,
@@ -101,59 +133,62 @@ static int diag_query(int fd, struct diag_row *r)
 	};
 	static __u64 buf64[8192];
 	char *buf = (char *)buf64;
-	__be16 sport;
-	int nl, done = 0;
+	int nl, i, batches = 0, done = 0;
 
-	memset(r, 0, sizeof(*r));
-	if (getsockname(fd, (struct sockaddr *)&ss, &alen))
+	if (bufsz > sizeof(buf64))
 		return -1;
-	q.req.sdiag_family = ss.ss_family;
-	sport = ss.ss_family == AF_INET ?
-		((struct sockaddr_in *)&ss)->sin_port :
-		((struct sockaddr_in6 *)&ss)->sin6_port;
+	memset(rows, 0, n * sizeof(*rows));
 	nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0 || send(nl, &q, sizeof(q), 0) != sizeof(q))
+	if (nl < 0)
 		return -1;
+	if (send(nl, &q, sizeof(q), 0) != sizeof(q)) {
+		close(nl);
+		return -1;
+	}
 	while (!done) {
-		ssize_t n = recv(nl, buf, sizeof(buf64), 0);
+		ssize_t len = recv(nl, buf, bufsz, 0);
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		bool rowful = false;
 
-		if (n <= 0)
+		if (len <= 0) {
+			batches = -1;
 			break;
-		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		}
+		for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
 			struct inet_diag_msg *m = NLMSG_DATA(h);
-			int rem = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-			struct nlattr *a = (struct nlattr *)(m + 1);
 
 			if (h->nlmsg_type == NLMSG_DONE ||
 			    h->nlmsg_type == NLMSG_ERROR) {
 				done = 1;
 				break;
 			}
-			if (m->id.idiag_sport != sport)
-				continue;
-			r->found = true;
-			for (; attr_ok(a, rem); a = attr_next(a, &rem)) {
-				struct nlattr *u;
-				int urem;
-
-				if ((a->nla_type & NLA_TYPE_MASK) != INET_DIAG_ULP_INFO)
-					continue;
-				r->ulp = true;
-				for (u = attr_first(a, &urem); attr_ok(u, urem);
-				     u = attr_next(u, &urem)) {
-					int t = u->nla_type & NLA_TYPE_MASK;
-
-					if (t == INET_ULP_INFO_NAME)
-						snprintf(r->name, sizeof(r->name), "%s",
-							 (char *)attr_data(u));
-					else if (t == MPA_DIAG_ULP_INFO)
-						diag_parse_mpa(r, u);
-				}
-			}
+			rowful = true;
+			for (i = 0; i < n; i++)
+				if (m->id.idiag_sport == sports[i])
+					diag_parse_row(&rows[i], m,
+						       h->nlmsg_len - NLMSG_LENGTH(0));
 		}
+		batches += rowful;
 	}
 	close(nl);
+	return batches;
+}
+
+/* The sock_diag view of the TCP socket @fd (IPv4 or IPv6, by its address). */
+static int diag_query(int fd, struct diag_row *r)
+{
+	struct sockaddr_storage ss;
+	socklen_t alen = sizeof(ss);
+	__be16 sport;
+
+	memset(r, 0, sizeof(*r));
+	if (getsockname(fd, (struct sockaddr *)&ss, &alen))
+		return -1;
+	sport = ss.ss_family == AF_INET ?
+		((struct sockaddr_in *)&ss)->sin_port :
+		((struct sockaddr_in6 *)&ss)->sin6_port;
+	if (diag_dump(ss.ss_family, 65536, &sport, r, 1) < 0)
+		return -1;
 	return r->found ? 0 : -1;
 }
 
@@ -322,6 +357,59 @@ TEST_F(diag, error_code_shown)
 	EXPECT_EQ(1, r.u64[MPA_DIAG_RX_CRC_ERRORS]);
 	EXPECT_EQ(0, r.u64[MPA_DIAG_RX_FPDUS]);
 	expect_matches_sockopts(_metadata, self->fds[0], &r);
+}
+
+/*
+ * A dump that takes several messages: every socket bound to DDP is listed
+ * once with the consumer's name and its attributes, none cut short at the
+ * end of a message (a socket that does not fit goes whole into the next).
+ */
+#define DIAG_NPAIRS	24
+
+TEST(dump_of_many_ddp_streams)
+{
+	struct diag_row rows[2 * DIAG_NPAIRS];
+	int fds[2 * DIAG_NPAIRS], sfd[2 * DIAG_NPAIRS];
+	__be16 sports[2 * DIAG_NPAIRS];
+	int i, pd, batches;
+	size_t size;
+
+	memset(fds, -1, sizeof(fds));
+	memset(sfd, -1, sizeof(sfd));
+	pd = iw_ddp_open();
+	ASSERT_LE(0, pd);
+	for (i = 0; i < DIAG_NPAIRS; i++)
+		ASSERT_EQ(0, iw_mpa_pair(AF_INET, &fds[2 * i], 0, 0, RAW_TMO_MS));
+	for (i = 0; i < 2 * DIAG_NPAIRS; i++) {
+		struct sockaddr_in sin;
+		socklen_t alen = sizeof(sin);
+
+		sfd[i] = iw_ddp_bind(pd, fds[i], 1);
+		ASSERT_LE(0, sfd[i]);
+		ASSERT_EQ(0, getsockname(fds[i], (struct sockaddr *)&sin, &alen));
+		sports[i] = sin.sin_port;
+	}
+	/*
+	 * The kernel fills messages of the receive size: 16 sizes put the
+	 * ends of the messages at 16 different places of the rows.
+	 */
+	for (size = 6000; size < 6000 + 16 * 137; size += 137) {
+		batches = diag_dump(AF_INET, size, sports, rows, 2 * DIAG_NPAIRS);
+		ASSERT_LE(3, batches);
+		for (i = 0; i < 2 * DIAG_NPAIRS; i++) {
+			EXPECT_TRUE(rows[i].mpa);
+			EXPECT_STREQ("ddp", rows[i].consumer);
+			EXPECT_TRUE(rows[i].have[MPA_DIAG_CONSUMER_INFO]) {
+				TH_LOG("receives of %zu octets: socket %d of %d",
+				       size, i, 2 * DIAG_NPAIRS);
+			}
+		}
+	}
+	for (i = 0; i < 2 * DIAG_NPAIRS; i++) {
+		close(sfd[i]);
+		close(fds[i]);
+	}
+	close(pd);
 }
 
 TEST_HARNESS_MAIN

@@ -533,4 +533,42 @@ TEST(bind_errors)
 	close(fds[1]);
 }
 
+static int echo_register(int dev, const char *name, __u32 get_info,
+			 __u32 info_size)
+{
+	struct mpa_echo_register r = {
+		.info_size = info_size,
+		.get_info = get_info,
+	};
+
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	return ioctl(dev, MPA_ECHO_IOC_REGISTER, &r);
+}
+
+/* What mpa_register_consumer() refuses, and the limits it accepts. */
+TEST(register_errors)
+{
+	int dev = echo_open();
+
+	ASSERT_LE(0, dev);
+	EXPECT_EQ(0, echo_register(dev, "echo-try", 0, 0));
+	EXPECT_EQ(0, echo_register(dev, "echo-try", 1, 1));
+	EXPECT_EQ(0, echo_register(dev, "echo-try", 1, MPA_ECHO_INFO_MAX));
+	/* the longest name: MPA_CONSUMER_NAME_MAX - 1 octets */
+	EXPECT_EQ(0, echo_register(dev, "fifteen-octets!", 0, 0));
+	EXPECT_EQ(-1, echo_register(dev, "sixteen-octets!!", 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, echo_register(dev, "", 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* get_info needs an info_size of 1 to MPA_ECHO_INFO_MAX */
+	EXPECT_EQ(-1, echo_register(dev, "echo-try", 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, echo_register(dev, "echo-try", 1, MPA_ECHO_INFO_MAX + 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* the name is taken by mpa_echo itself */
+	EXPECT_EQ(-1, echo_register(dev, "mpa_echo", 0, 0));
+	EXPECT_EQ(EEXIST, errno);
+	close(dev);
+}
+
 TEST_HARNESS_MAIN

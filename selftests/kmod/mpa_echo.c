@@ -326,6 +326,36 @@ static int mpa_echo_status(struct mpa_echo *e, void __user *arg)
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
 }
 
+static int mpa_echo_get_info(struct mpa_conn *conn, struct sk_buff *skb)
+{
+	return 0;
+}
+
+/* MPA_ECHO_IOC_REGISTER: what mpa_register_consumer() accepts */
+static int mpa_echo_try_register(void __user *arg)
+{
+	struct mpa_echo_register r;
+	struct mpa_consumer *c;
+	int ret;
+
+	BUILD_BUG_ON(MPA_ECHO_INFO_MAX != MPA_CONSUMER_INFO_MAX);
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	if (r.pad[0] || r.pad[1] || !memchr(r.name, 0, sizeof(r.name)))
+		return -EINVAL;
+	c = kmemdup(&mpa_echo_consumer, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->name = r.name;
+	c->info_size = r.info_size;
+	c->get_info = r.get_info ? mpa_echo_get_info : NULL;
+	ret = mpa_register_consumer(c);
+	if (!ret)
+		mpa_unregister_consumer(c);
+	kfree(c);
+	return ret;
+}
+
 static long mpa_echo_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
@@ -348,6 +378,9 @@ static long mpa_echo_ioctl(struct file *file, unsigned int cmd,
 			ret = -ENOTCONN;
 		if (!ret)
 			mpa_abort(e->conn, err);
+		break;
+	case MPA_ECHO_IOC_REGISTER:
+		ret = mpa_echo_try_register((void __user *)arg);
 		break;
 	default:
 		ret = -ENOTTY;

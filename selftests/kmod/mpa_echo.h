@@ -102,9 +102,31 @@ struct mpa_echo_status {
 	__u8	peer_pd[MPA_ECHO_PD_MAX];
 };
 
+/* MPA_CONSUMER_INFO_MAX of <net/mpa.h>, which the module checks */
+#define MPA_ECHO_INFO_MAX	512
+
+/**
+ * struct mpa_echo_register - argument of MPA_ECHO_IOC_REGISTER
+ * @name: the consumer's name, NUL-terminated within the array
+ * @info_size: its info_size
+ * @get_info: non-zero: give it a get_info callback
+ * @pad: zero
+ *
+ * The module registers a consumer with mpa_echo's callbacks and these
+ * and, if that worked, unregisters it at once: the ioctl returns what
+ * mpa_register_consumer() returned.
+ */
+struct mpa_echo_register {
+	char	name[32];
+	__u32	info_size;
+	__u32	get_info;
+	__u32	pad[2];
+};
+
 #define MPA_ECHO_IOC_BIND	_IOW('M', 0xe0, struct mpa_echo_bind)
 #define MPA_ECHO_IOC_STATUS	_IOR('M', 0xe1, struct mpa_echo_status)
 /* mpa_abort() with the positive errno given */
 #define MPA_ECHO_IOC_ABORT	_IOW('M', 0xe2, __s32)
+#define MPA_ECHO_IOC_REGISTER	_IOW('M', 0xe3, struct mpa_echo_register)
 
 #endif /* _MPA_ECHO_H */
