@@ -28,6 +28,7 @@
  * SGEs may name kernel memory with the local DMA lkey.
  */
 #include <linux/bvec.h>
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -46,6 +47,13 @@ enum {
 
 /* not a SIW_WC_* status: the SQE was not sent, and waits for the work item */
 #define IWMPA_WC_AGAIN	0xffff
+
+/*
+ * A graceful end waits this long for a send of the work item to finish,
+ * looking every IWMPA_END_POLL_MS, then resets the connection.
+ */
+#define IWMPA_END_WAIT_MS	2000
+#define IWMPA_END_POLL_MS	10
 
 /**
  * struct iwmpa_mmap - a ring user space maps
@@ -1322,10 +1330,33 @@ static void iwmpa_qp_ib_event(struct iwmpa_qp *qp, enum ib_event_type type)
 }
 
 /*
+ * Take state_lock to end the QP. The work item may hold it in a send that
+ * blocks as long as the peer takes nothing: an abortive end resets the
+ * connection at once, a graceful one lets the send go on for up to
+ * IWMPA_END_WAIT_MS first (what a disconnect, a process context that
+ * must return, may wait). Return: whether the connection was reset.
+ */
+static bool iwmpa_qp_end_lock(struct iwmpa_qp *qp, bool abortive)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(IWMPA_END_WAIT_MS);
+
+	if (mutex_trylock(&qp->state_lock))
+		return false;
+	while (!abortive && time_before(jiffies, end)) {
+		msleep(IWMPA_END_POLL_MS);
+		if (mutex_trylock(&qp->state_lock))
+			return false;
+	}
+	iwmpa_qp_reset_sk(qp);
+	mutex_lock(&qp->state_lock);
+	return true;
+}
+
+/*
  * End the connection: RDMAP's queue pair goes (its posted receives and
  * outstanding Reads come back flushed), then what the rings still hold.
- * The QP is in error afterwards. Idempotent. An abortive end does not
- * wait for a send blocked in the work item: it resets the connection.
+ * The QP is in error afterwards. Idempotent. A graceful end that had to
+ * reset the connection (iwmpa_qp_end_lock()) goes on as an abortive one.
  */
 static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 {
@@ -1334,11 +1365,8 @@ static void iwmpa_qp_end(struct iwmpa_qp *qp, bool abortive)
 	bool last_wqe;
 	struct sock *sk;
 
-	if (!mutex_trylock(&qp->state_lock)) {
-		if (abortive)
-			iwmpa_qp_reset_sk(qp);
-		mutex_lock(&qp->state_lock);
-	}
+	if (iwmpa_qp_end_lock(qp, abortive))
+		abortive = true;
 	rq = qp->rq;
 	cep = qp->cep;
 	qp->rq = NULL;

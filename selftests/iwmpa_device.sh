@@ -14,7 +14,10 @@
 # and two MRs (1 MiB, and 5000 octets at an odd address) seen by "rdma
 # resource show" while iwmpa_verbs holds them, the device's counters
 # (rdma statistic, hw_counters) all 0, the port state following
-# the veth carrier, "rdma link delete", a device removed with its netdev,
+# the veth carrier, a graceful disconnect while a Send is stuck in TCP
+# (iwmpa_disc between iwm0 and iwm1 on veth1, every packet to veth1
+# dropped: rdma_disconnect() returns within 10 s, every Send completes),
+# "rdma link delete", a device removed with its netdev,
 # and rmmod iwmpa removing the device left. Everything is torn down at
 # the end (namespaces, iwmpa unloaded).
 #
@@ -33,7 +36,7 @@ ns1=iwmpa1
 tmp=$(mktemp -d)
 hpid=
 n=0 fail=0
-NTESTS=17
+NTESTS=18
 
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
@@ -73,6 +76,7 @@ names=("modprobe iwmpa (ib_core, ib_uverbs, ddp, mpa, rdmap with it)"
 	"rdma resource show mr: 1 MiB and 5000 octets on iwm0"
 	"rdma statistic show link iwm0/1: the 13 counters, all 0"
 	"port state follows the veth carrier (DOWN, then ACTIVE)"
+	"iwmpa_disc: rdma_disconnect() with a Send stuck in TCP returns, all completed"
 	"rdma link delete iwm0"
 	"device removed with its netdev (ip link del)"
 	"rmmod iwmpa removes the device left"
@@ -245,12 +249,46 @@ ip -n "$ns1" link set veth1 up
 wait_state ACTIVE || r=1
 result "$r" "${names[12]}"
 
-# 14: delete
+# 14: rdma_disconnect() while a Send waits for TCP's memory: iwmpa_disc
+# server on iwm0, client on iwm1 (veth1), which drops every packet that
+# arrives once connected
+disc_test() {
+	local cmd="tc qdisc add dev veth1 ingress && tc filter add dev veth1 ingress matchall action drop"
+	local spid r=0
+
+	ip -n "$ns0" addr add 192.0.2.1/24 dev veth0 &&
+		ip -n "$ns1" addr add 192.0.2.2/24 dev veth1 &&
+		ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 ||
+		return 1
+	in0 timeout 120 "$here/iwmpa_disc" server 192.0.2.1 7300 > "$tmp/disc.srv" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do
+		in0 ss -Hltn 'sport = :7300' | grep -q . && break
+		sleep 0.1
+	done
+	ip netns exec "$ns1" timeout 120 "$here/iwmpa_disc" client 192.0.2.1 7300 \
+		"$cmd" > "$tmp/disc.cli" 2>&1 || r=1
+	wait "$spid" || r=1
+	sed 's/^/# /' "$tmp/disc.srv" "$tmp/disc.cli"
+	ip netns exec "$ns1" tc qdisc del dev veth1 ingress 2> /dev/null
+	rdma link delete iwm1 || r=1
+	ip -n "$ns0" addr flush dev veth0
+	ip -n "$ns1" addr flush dev veth1
+	return $r
+}
+if [ ! -x "$here/iwmpa_disc" ]; then
+	skip "${names[13]}" "no $here/iwmpa_disc (make -C selftests, needs librdmacm-dev)"
+else
+	disc_test
+	result $? "${names[13]}"
+fi
+
+# 15: delete
 rdma link delete iwm0 2>&1 | sed 's/^/# /'
 ! dev_exists iwm0
-result $? "${names[13]}"
+result $? "${names[14]}"
 
-# 15: a device on veth1 goes with it (the netdev notifier)
+# 16: a device on veth1 goes with it (the netdev notifier)
 r=1
 if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 	dev_exists iwm1; then
@@ -260,20 +298,20 @@ if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 		sleep 0.1
 	done
 fi
-result "$r" "${names[14]}"
+result "$r" "${names[15]}"
 
-# 16: unload with a device: veth0 went with veth1, so on lo of iwmpa0
+# 17: unload with a device: veth0 went with veth1, so on lo of iwmpa0
 r=1
 if in0 rdma link add iwm2 type iwmpa netdev lo && dev_exists iwm2; then
 	rmmod iwmpa && ! dev_exists iwm2 && r=0
 fi
-result "$r" "${names[15]}"
+result "$r" "${names[16]}"
 
-# 17: clean
+# 18: clean
 ip netns del "$ns0"
 ip netns del "$ns1"
 ! grep -q '^iwmpa ' /proc/modules && ! rdma dev show | grep -q ' iwm[0-9]:' &&
 	! ip netns list | grep -Eq "^($ns0|$ns1)\b"
-result $? "${names[16]}"
+result $? "${names[17]}"
 
 exit "$fail"
