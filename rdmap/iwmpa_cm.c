@@ -75,7 +75,7 @@ MODULE_PARM_DESC(p2p,
 static unsigned int iwmpa_mpa_timeout_ms = 10000;
 module_param_named(mpa_timeout_ms, iwmpa_mpa_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms,
-		 "Time for the peer's MPA Request or Reply in milliseconds, 0 for none; default 10000");
+		 "Time for TCP's connect and for the peer's MPA Request or Reply in milliseconds, 0 for none; default 10000");
 
 static struct workqueue_struct *iwmpa_cm_wq;
 
@@ -663,17 +663,20 @@ static int iwmpa_addr_len(const struct sockaddr_storage *addr)
  * @id: the cm_id; m_local_addr and m_remote_addr are the addresses
  * @param: private data for the MPA Request, IRD, ORD and the QP number
  *
- * Connects TCP (blocking), then starts MPA as Initiator with the module
- * parameters mpa_rev and crc. The Reply, a reject, an error or the
- * startup timeout (mpa_timeout_ms) is told with IW_CM_EVENT_CONNECT_REPLY.
+ * Connects TCP (blocking, for at most mpa_timeout_ms), then starts MPA as
+ * Initiator with the module parameters mpa_rev and crc. The Reply, a
+ * reject, an error or the startup timeout (mpa_timeout_ms) is told with
+ * IW_CM_EVENT_CONNECT_REPLY.
  *
  * Context: process context; sleeps.
- * Return: 0, or a negative errno (then no event follows).
+ * Return: 0, or a negative errno (then no event follows): -ETIMEDOUT when
+ * TCP did not connect in time, TCP's errno when it failed.
  */
 int iwmpa_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct sockaddr_storage *laddr = &id->m_local_addr;
 	struct sockaddr_storage *raddr = &id->m_remote_addr;
+	u32 timeout = READ_ONCE(iwmpa_mpa_timeout_ms);
 	int len = iwmpa_addr_len(laddr);
 	struct iwmpa_cep *cep;
 	struct socket *sock;
@@ -700,7 +703,17 @@ int iwmpa_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ret = kernel_bind(sock, (struct sockaddr *)laddr, len);
 	if (ret)
 		goto err_sock;
+	/*
+	 * TCP's connect waits at most mpa_timeout_ms too, not the two
+	 * minutes of its SYN retries: the caller (rdma_connect(), or
+	 * rdma_cm's handler for a kernel ULP) sleeps in it.
+	 */
+	if (timeout)
+		sock->sk->sk_sndtimeo = msecs_to_jiffies(timeout);
 	ret = kernel_connect(sock, (struct sockaddr *)raddr, len, 0);
+	sock->sk->sk_sndtimeo = MAX_SCHEDULE_TIMEOUT;
+	if (ret == -EINPROGRESS)
+		ret = -ETIMEDOUT;
 	if (ret)
 		goto err_sock;
 

@@ -36,7 +36,7 @@ ns1=iwmpa1
 tmp=$(mktemp -d)
 hpid=
 n=0 fail=0
-NTESTS=18
+NTESTS=19
 
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
@@ -77,6 +77,7 @@ names=("modprobe iwmpa (ib_core, ib_uverbs, ddp, mpa, rdmap with it)"
 	"rdma statistic show link iwm0/1: the 13 counters, all 0"
 	"port state follows the veth carrier (DOWN, then ACTIVE)"
 	"iwmpa_disc: rdma_disconnect() with a Send stuck in TCP returns, all completed"
+	"iwmpa_disc connect: rdma_connect() that TCP cannot complete fails in time"
 	"rdma link delete iwm0"
 	"device removed with its netdev (ip link del)"
 	"rmmod iwmpa removes the device left"
@@ -271,24 +272,39 @@ disc_test() {
 	wait "$spid" || r=1
 	sed 's/^/# /' "$tmp/disc.srv" "$tmp/disc.cli"
 	ip netns exec "$ns1" tc qdisc del dev veth1 ingress 2> /dev/null
-	rdma link delete iwm1 || r=1
-	ip -n "$ns0" addr flush dev veth0
-	ip -n "$ns1" addr flush dev veth1
+	return $r
+}
+# 15: rdma_connect() while every TCP packet arriving at veth1 is dropped
+# (ARP still passes): it fails with ETIMEDOUT after mpa_timeout_ms
+connect_test() {
+	local cmd="tc qdisc add dev veth1 ingress && tc filter add dev veth1 ingress protocol ip u32 match ip protocol 6 0xff action drop"
+	local r=0
+
+	ip netns exec "$ns1" timeout 120 "$here/iwmpa_disc" connect 192.0.2.1 7301 \
+		"$cmd" > "$tmp/conn.cli" 2>&1 || r=1
+	sed 's/^/# /' "$tmp/conn.cli"
+	ip netns exec "$ns1" tc qdisc del dev veth1 ingress 2> /dev/null
 	return $r
 }
 if [ ! -x "$here/iwmpa_disc" ]; then
 	skip "${names[13]}" "no $here/iwmpa_disc (make -C selftests, needs librdmacm-dev)"
+	skip "${names[14]}" "no $here/iwmpa_disc (make -C selftests, needs librdmacm-dev)"
 else
 	disc_test
 	result $? "${names[13]}"
+	connect_test
+	result $? "${names[14]}"
+	rdma link delete iwm1 || echo "# cannot delete iwm1"
+	ip -n "$ns0" addr flush dev veth0
+	ip -n "$ns1" addr flush dev veth1
 fi
 
-# 15: delete
+# 16: delete
 rdma link delete iwm0 2>&1 | sed 's/^/# /'
 ! dev_exists iwm0
-result $? "${names[14]}"
+result $? "${names[15]}"
 
-# 16: a device on veth1 goes with it (the netdev notifier)
+# 17: a device on veth1 goes with it (the netdev notifier)
 r=1
 if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 	dev_exists iwm1; then
@@ -298,20 +314,20 @@ if ip netns exec "$ns1" rdma link add iwm1 type iwmpa netdev veth1 &&
 		sleep 0.1
 	done
 fi
-result "$r" "${names[15]}"
+result "$r" "${names[16]}"
 
-# 17: unload with a device: veth0 went with veth1, so on lo of iwmpa0
+# 18: unload with a device: veth0 went with veth1, so on lo of iwmpa0
 r=1
 if in0 rdma link add iwm2 type iwmpa netdev lo && dev_exists iwm2; then
 	rmmod iwmpa && ! dev_exists iwm2 && r=0
 fi
-result "$r" "${names[16]}"
+result "$r" "${names[17]}"
 
-# 18: clean
+# 19: clean
 ip netns del "$ns0"
 ip netns del "$ns1"
 ! grep -q '^iwmpa ' /proc/modules && ! rdma dev show | grep -q ' iwm[0-9]:' &&
 	! ip netns list | grep -Eq "^($ns0|$ns1)\b"
-result $? "${names[17]}"
+result $? "${names[18]}"
 
 exit "$fail"

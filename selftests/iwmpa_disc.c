@@ -19,8 +19,15 @@
  *      used to wait for TCP to give up, a quarter of an hour)
  *   4  RDMA_CM_EVENT_DISCONNECTED, and every Send completed, successfully
  *      or flushed
+ * With "connect", no server: the client runs CMD (one that drops the TCP
+ * packets arriving at it, so TCP's connect never completes) and checks:
+ *   1  the address and the route resolved
+ *   2  the connect fails within CONNECT_MAX_MS: rdma_connect() with
+ *      ETIMEDOUT (TCP's connect waits for mpa_timeout_ms, 10 s, not the
+ *      two minutes of its SYN retries), or an error event
  *
- * Usage: iwmpa_disc server ADDR PORT | client ADDR PORT CMD
+ * Usage: iwmpa_disc server ADDR PORT | client ADDR PORT CMD |
+ *        connect ADDR PORT CMD
  * Exit status 0 when every test passed, 1 otherwise.
  */
 #include <errno.h>
@@ -39,6 +46,7 @@
 #define MSG_LEN		(256 * 1024)	/* NSEND of them: 16 MiB */
 #define STUCK_MS	2000
 #define DISC_MAX_MS	10000
+#define CONNECT_MAX_MS	20000
 #define TIMEOUT_MS	30000
 
 struct ctx {
@@ -221,6 +229,50 @@ static void client(struct ctx *c, struct addrinfo *ai, const char *cmd)
 	release(c, c->id);
 }
 
+/* a connect that TCP never completes */
+static void unreachable(struct ctx *c, struct addrinfo *ai, const char *cmd)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct pollfd pfd = { .fd = c->ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	const char *what;
+	long long t0, t1;
+	int ok, err = 0;
+
+	ok = !rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) &&
+	     !rdma_resolve_addr(c->id, NULL, ai->ai_addr, 2000) &&
+	     !cm_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) &&
+	     !rdma_resolve_route(c->id, 2000) &&
+	     !cm_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) &&
+	     !resources(c, c->id, 4096);
+	ksft_test_result(ok, "address and route resolved\n");
+	if (!ok)
+		ksft_exit_fail_msg("no route: %s\n", strerror(errno));
+	if (system(cmd))
+		ksft_exit_fail_msg("%s failed\n", cmd);
+
+	t0 = now_ms();
+	if (rdma_connect(c->id, &cp)) {
+		err = errno;
+		ok = err == ETIMEDOUT;
+		what = strerror(err);
+	} else if (poll(&pfd, 1, CONNECT_MAX_MS) == 1 &&
+		   !rdma_get_cm_event(c->ch, &ev)) {
+		ok = ev->event != RDMA_CM_EVENT_ESTABLISHED;
+		what = rdma_event_str(ev->event);
+		rdma_ack_cm_event(ev);
+	} else {
+		ok = 0;
+		what = "nothing";
+	}
+	t1 = now_ms();
+	ksft_test_result(ok && t1 - t0 < CONNECT_MAX_MS,
+			 "the connect failed in %lld ms (at most %d): %s\n",
+			 t1 - t0, CONNECT_MAX_MS, what);
+	release(c, c->id);
+}
+
 int main(int argc, char **argv)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -230,10 +282,11 @@ int main(int argc, char **argv)
 
 	ksft_print_header();
 	srv = argc == 4 && !strcmp(argv[1], "server");
-	if (!srv && (argc != 5 || strcmp(argv[1], "client")))
-		ksft_exit_fail_msg("usage: %s server ADDR PORT | client ADDR PORT CMD\n",
+	if (!srv && (argc != 5 || (strcmp(argv[1], "client") &&
+				   strcmp(argv[1], "connect"))))
+		ksft_exit_fail_msg("usage: %s server ADDR PORT | client|connect ADDR PORT CMD\n",
 				   argv[0]);
-	ksft_set_plan(srv ? 2 : 4);
+	ksft_set_plan(srv || !strcmp(argv[1], "connect") ? 2 : 4);
 	if (getaddrinfo(argv[2], argv[3], &hints, &ai))
 		ksft_exit_fail_msg("bad address %s:%s\n", argv[2], argv[3]);
 	c.ch = rdma_create_event_channel();
@@ -241,8 +294,10 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("no rdma_cm: %s\n", strerror(errno));
 	if (srv)
 		server(&c, ai);
-	else
+	else if (!strcmp(argv[1], "client"))
 		client(&c, ai, argv[4]);
+	else
+		unreachable(&c, ai, argv[4]);
 	rdma_destroy_event_channel(c.ch);
 	freeaddrinfo(ai);
 	ksft_finished();
