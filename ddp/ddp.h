@@ -199,7 +199,16 @@ struct ddp_pd {
  * @last: the last segment was placed
  * @last_mo: the message offset of the last segment
  * @rsvdulp: the RsvdULP bits of the last segment
+ * @page_tab: the page pointers of @mem in the same allocation, for a
+ *	buffer of at most DDP_RBUF_PAGE_TAB kernel pages in one run
+ *	(ddp_post_recv_pages()); @mem.pages points here then
+ *
+ * ddp_post_recv_pages() sets each field itself (no zeroing of the whole
+ * on a receive path): a new field is set there too.
  */
+/* the largest page table that a posted buffer carries in itself */
+#define DDP_RBUF_PAGE_TAB	16
+
 struct ddp_rbuf {
 	struct list_head list;
 	struct ddp_mem	mem;
@@ -209,6 +218,7 @@ struct ddp_rbuf {
 	bool		last;
 	u32		last_mo;
 	u8		rsvdulp[DDP_RSVDULP_U_LEN];
+	struct page	*page_tab[];
 };
 
 /**
@@ -314,7 +324,7 @@ extern struct workqueue_struct *ddp_wq;
 void ddp_mem_release(struct ddp_mem *m, bool dirty);
 int ddp_mem_pin(struct ddp_mem *m, u64 addr, u64 len, bool write);
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
-		  u32 first, u64 len, gfp_t gfp);
+		  u32 first, u64 len, struct page **tab, gfp_t gfp);
 int ddp_mem_runs(struct ddp_mem *m, const struct ddp_sge *sg, u32 nsg,
 		 gfp_t gfp);
 void ddp_mem_write(const struct ddp_mem *m, u64 off, const u8 *src, u32 len);

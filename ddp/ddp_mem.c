@@ -135,14 +135,18 @@ err_free:
 	return ret;
 }
 
-/* Kernel pages: the caller keeps them alive until it invalidates. */
+/*
+ * Kernel pages: the caller keeps them alive until it invalidates. Their
+ * pointers are copied into @tab (room for @npages) if given, else into an
+ * array allocated here.
+ */
 int ddp_mem_pages(struct ddp_mem *m, struct page **pages, u32 npages,
-		  u32 first, u64 len, gfp_t gfp)
+		  u32 first, u64 len, struct page **tab, gfp_t gfp)
 {
 	if (!len || first >= PAGE_SIZE ||
 	    DIV_ROUND_UP(first + len, PAGE_SIZE) > npages)
 		return -EINVAL;
-	m->pages = kvmalloc_array(npages, sizeof(*pages), gfp);
+	m->pages = tab ?: kvmalloc_array(npages, sizeof(*pages), gfp);
 	if (!m->pages)
 		return -ENOMEM;
 	memcpy(m->pages, pages, npages * sizeof(*pages));
@@ -458,7 +462,7 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 	struct ddp_mem mem;
 	int ret;
 
-	ret = ddp_mem_pages(&mem, pages, npages, first, len,
+	ret = ddp_mem_pages(&mem, pages, npages, first, len, NULL,
 			    GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
@@ -531,7 +535,7 @@ int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
 
 	if (!(stag >> 8))
 		return -EINVAL;
-	ret = ddp_mem_pages(&mem, pages, npages, first, len,
+	ret = ddp_mem_pages(&mem, pages, npages, first, len, NULL,
 			    GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;

@@ -23,6 +23,9 @@
  */
 void ddp_rbuf_free(struct ddp_rbuf *b)
 {
+	/* a page table in the buffer's own allocation goes with it */
+	if (b->mem.pages == b->page_tab)
+		b->mem.pages = NULL;
 	ddp_mem_release(&b->mem, false);
 	kfree(b);
 }
@@ -213,7 +216,8 @@ static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
 		ret = ddp_post(s, qn, b);
 		if (!ret)
 			return 0;
-		ddp_mem_release(&b->mem, false);
+		ddp_rbuf_free(b);
+		return ret;
 	}
 	kfree(b);
 	return ret;
@@ -237,12 +241,21 @@ static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
-	struct ddp_rbuf *b = kzalloc(sizeof(*b), gfp);
+	/* a small buffer: one allocation with its page table (a Send's) */
+	u32 ntab = npages <= DDP_RBUF_PAGE_TAB ? npages : 0;
+	struct ddp_rbuf *b = kmalloc(struct_size(b, page_tab, ntab), gfp);
 
 	if (!b)
 		return -ENOMEM;
+	/* not kzalloc(): the fields ddp_mem_pages() and ddp_post() leave */
+	b->placed = 0;
+	b->msg_len = 0;
+	b->last = false;
+	b->last_mo = 0;
+	memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
 	return ddp_post_rbuf(s, qn, b,
-			     ddp_mem_pages(&b->mem, pages, npages, first, len, gfp),
+			     ddp_mem_pages(&b->mem, pages, npages, first, len,
+					   ntab ? b->page_tab : NULL, gfp),
 			     cookie);
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);

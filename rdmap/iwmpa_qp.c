@@ -1067,7 +1067,9 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 			 u32 *bytes, int flags)
 {
-	struct bio_vec stack[IWMPA_TX_STACK_BV], *bv = NULL;
+	/* filled before use: not zeroed for each SQE */
+	struct bio_vec stack[IWMPA_TX_STACK_BV] __uninitialized;
+	struct bio_vec *bv = NULL;
 	struct iwmpa_mr *mrs[SIW_MAX_SGE] = {};
 	struct iov_iter it;
 	struct kvec kv;
@@ -1205,7 +1207,8 @@ static int iwmpa_sq_process(struct iwmpa_qp *qp, int flags)
 	for (;;) {
 		struct siw_sqe *slot = &qp->sendq[qp->sq_get &
 						  (qp->num_sqe - 1)];
-		struct siw_sqe sqe;
+		/* copied whole below: no zeroing of 128 octets per SQE */
+		struct siw_sqe sqe __uninitialized;
 		u32 bytes = 0;
 		bool signalled;
 		u16 status;
