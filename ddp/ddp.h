@@ -189,6 +189,9 @@ struct ddp_pd {
 	unsigned long __percpu *mib;
 };
 
+/* the largest page table that a posted buffer carries in itself */
+#define DDP_RBUF_PAGE_TAB	16
+
 /**
  * struct ddp_rbuf - a posted untagged buffer
  * @list: in its queue
@@ -206,9 +209,6 @@ struct ddp_pd {
  * ddp_post_recv_pages() sets each field itself (no zeroing of the whole
  * on a receive path): a new field is set there too.
  */
-/* the largest page table that a posted buffer carries in itself */
-#define DDP_RBUF_PAGE_TAB	16
-
 struct ddp_rbuf {
 	struct list_head list;
 	struct ddp_mem	mem;
