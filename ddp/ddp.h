@@ -142,15 +142,22 @@ struct ddp_mem {
  * @valid: false once invalidated
  * @reserved: its index is reserved (ddp_stag_reserve()): invalidation
  *	returns the index to the reservation instead of freeing it
+ * @spare: kept for reuse when unpublished (ddp_invalidate_remote()):
+ *	its index stays reserved, the object and its page table stay
+ * @tab_len: the page pointers @mem.pages has room for
  * @users: senders of its pages (ddp_mr_get()): the free waits for them
- * @dead: on a list of buffers to free after an RCU grace period
+ * @dead: on a list of buffers to free after an RCU grace period, or on
+ *	&ddp_stream.spare
  * @pd: its PD, for the free after the peer's invalidation
  * @free_work: that free, after a grace period (ddp_invalidate_remote())
  *
  * A buffer is found by RCU lookups of &ddp_pd.mrs (placement) and by
  * walks under the xarray lock (invalidation). It is freed only after it
  * was erased from the xarray under that lock, a grace period passed and
- * no sender holds it.
+ * no sender holds it. A spare of a stream is not freed before the stream
+ * is released; a lookup that still holds it sees another key or @valid
+ * false, and @owner, which reuse does not change, refuses it to every
+ * other stream.
  */
 struct ddp_mr {
 	struct ddp_mem	mem;
@@ -160,6 +167,8 @@ struct ddp_mr {
 	u32		access;
 	bool		valid;
 	bool		reserved;
+	bool		spare;
+	u32		tab_len;
 	atomic_t	users;
 	struct list_head dead;
 	struct ddp_pd	*pd;
@@ -188,6 +197,13 @@ struct ddp_pd {
 	struct net	*net;
 	unsigned long __percpu *mib;
 };
+
+/*
+ * A stream's buffers that the peer invalidated and that wait for reuse
+ * (an RDMA Read's sink, one per Read in flight): their number is bounded
+ * by the ULP's own limit (ORD), this only bounds what a stream keeps
+ */
+#define DDP_MR_SPARES		16
 
 /* the largest page table that a posted buffer carries in itself */
 #define DDP_RBUF_PAGE_TAB	16
@@ -266,6 +282,9 @@ struct ddp_queue {
  * @shut: the ULP closed its sending half (RFC 5041 6.2.1): sends fail,
  *	receiving goes on
  * @remote_inval: the peer invalidated an STag: its free may be pending
+ * @spare: buffers of kernel pages bound to the stream that the peer
+ *	invalidated, unpublished, for ddp_reg_pages() to reuse (under @lock)
+ * @nspare: how many, at most DDP_MR_SPARES
  * @mib: the counters of the socket's network namespace, cached at bind
  * @stats: the stream's own counters
  */
@@ -297,6 +316,8 @@ struct ddp_stream {
 	u8			dv;
 	bool			shut;
 	bool			remote_inval;
+	struct list_head	spare;
+	u32			nspare;
 	unsigned long __percpu	*mib;
 	struct ddp_stream_stats	stats;
 };

@@ -415,6 +415,7 @@ static int __ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	if (!mr)
 		return -ENOMEM;
 	mr->mem = *mem;
+	mr->tab_len = mem->npages;
 	mr->reserved = reserved;
 	mr->owner = owner ? owner->id : pd->id;
 	mr->base_to = base_to;
@@ -441,6 +442,96 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
 	return __ddp_reg_mem(pd, owner, mem, base_to, access, false, stag);
 }
 
+/* Wait until no sender holds @mr (ddp_mr_get()). */
+static void ddp_mr_wait_users(struct ddp_mr *mr)
+{
+	wait_var_event(&mr->users, !atomic_read(&mr->users));
+}
+
+static void ddp_mr_free_work(struct work_struct *work)
+{
+	struct ddp_mr *mr = container_of(to_rcu_work(work), struct ddp_mr,
+					 free_work);
+	struct ddp_pd *pd = mr->pd;
+
+	ddp_mr_wait_users(mr);
+	ddp_stag_gone(pd, mr);
+	ddp_mr_free(mr);
+	ddp_pd_put(pd);
+}
+
+/* Free @mr, unpublished, after a grace period and its senders. */
+static void ddp_mr_free_later(struct ddp_pd *pd, struct ddp_mr *mr)
+{
+	/* a stream's reference keeps the PD; this one is for the work */
+	refcount_inc(&pd->ref);
+	INIT_RCU_WORK(&mr->free_work, ddp_mr_free_work);
+	queue_rcu_work(ddp_wq, &mr->free_work);
+}
+
+/*
+ * ddp_reg_pages() for @s with one of its spares: the same object, index
+ * and (if large enough) page table, another key. The index stayed
+ * reserved, so publishing allocates nothing. -EAGAIN: no spare, or it
+ * lost its index; register anew.
+ */
+static int ddp_reg_spare(struct ddp_stream *s, struct page **pages,
+			 u32 npages, u32 first, u64 len, u64 base_to,
+			 u32 access, u32 *stag)
+{
+	struct ddp_pd *pd = s->pd;
+	struct ddp_mr *mr;
+	struct ddp_mem mem;
+	int ret;
+
+	spin_lock_bh(&s->lock);
+	mr = list_first_entry_or_null(&s->spare, struct ddp_mr, dead);
+	if (mr) {
+		list_del(&mr->dead);
+		s->nspare--;
+	}
+	spin_unlock_bh(&s->lock);
+	if (!mr)
+		return -EAGAIN;
+	/* its page table is its own: no lookup uses it (see struct ddp_mr) */
+	ret = ddp_mem_pages(&mem, pages, npages, first, len,
+			    npages <= mr->tab_len ? mr->mem.pages : NULL,
+			    GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		spin_lock_bh(&s->lock);
+		list_add(&mr->dead, &s->spare);
+		s->nspare++;
+		spin_unlock_bh(&s->lock);
+		return ret;
+	}
+	if (mem.pages != mr->mem.pages) {
+		kvfree(mr->mem.pages);
+		mr->tab_len = npages;
+	}
+	mr->mem = mem;
+	mr->base_to = base_to;
+	mr->access = access;
+	mr->spare = false;
+	mr->valid = true;
+	xa_lock_bh(&pd->mrs);
+	/* another key: an STag of its last use names nothing */
+	mr->stag = (mr->stag & ~0xffU) | ((mr->stag + 1) & 0xff);
+	__xa_cmpxchg(&pd->mrs, mr->stag >> 8, XA_ZERO_ENTRY, mr, GFP_ATOMIC);
+	ret = xa_load(&pd->mrs, mr->stag >> 8) == mr ? 0 : -EAGAIN;
+	xa_unlock_bh(&pd->mrs);
+	if (ret) {
+		/* its reservation was released (ddp_stag_release()) */
+		mr->valid = false;
+		ddp_mr_free_later(pd, mr);
+		s->remote_inval = true;
+		return ret;
+	}
+	*stag = mr->stag;
+	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
+	trace_ddp_stag_reg(pd->id, *stag, base_to, len);
+	return 0;
+}
+
 /**
  * ddp_reg_pages() - register kernel pages as a tagged buffer
  * @pd: the PD
@@ -453,6 +544,9 @@ int ddp_reg_mem(struct ddp_pd *pd, struct ddp_stream *owner,
  * @access: DDP_ACCESS_*
  * @stag: out: the STag
  *
+ * A buffer bound to @owner reuses a spare of @owner if there is one (see
+ * ddp_invalidate_remote()): its STag index again, with another key.
+ *
  * Return: 0 or a negative errno.
  */
 int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
@@ -462,6 +556,12 @@ int ddp_reg_pages(struct ddp_pd *pd, struct ddp_stream *owner,
 	struct ddp_mem mem;
 	int ret;
 
+	if (owner && owner->pd == pd && READ_ONCE(owner->nspare)) {
+		ret = ddp_reg_spare(owner, pages, npages, first, len, base_to,
+				    access, stag);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	ret = ddp_mem_pages(&mem, pages, npages, first, len, NULL,
 			    GFP_KERNEL_ACCOUNT);
 	if (ret)
@@ -546,12 +646,6 @@ int ddp_reg_pages_at(struct ddp_pd *pd, struct page **pages, u32 npages,
 }
 EXPORT_SYMBOL_GPL(ddp_reg_pages_at);
 
-/* Wait until no sender holds @mr (ddp_mr_get()). */
-static void ddp_mr_wait_users(struct ddp_mr *mr)
-{
-	wait_var_event(&mr->users, !atomic_read(&mr->users));
-}
-
 /* the owner to compare with &ddp_mr.owner for a use by @s */
 static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
 {
@@ -565,7 +659,8 @@ static u32 ddp_mr_owner_for(const struct ddp_mr *mr, const struct ddp_stream *s)
  * -EACCES for one bound to another stream than @s.
  */
 static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
-				       const struct ddp_stream *s, u32 stag)
+				       const struct ddp_stream *s, u32 stag,
+				       bool keep)
 {
 	struct ddp_mr *mr;
 
@@ -581,8 +676,11 @@ static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
 		return mr;
 	}
 	WRITE_ONCE(mr->valid, false);
+	/* kernel pages bound to @s, no sender: a spare of @s */
+	mr->spare = keep && mr->owner == s->id && !mr->reserved &&
+		    !mr->mem.mm && !mr->mem.runs && !atomic_read(&mr->users);
 	/* a fixed index goes back to its reservation (no allocation) */
-	if (mr->reserved)
+	if (mr->reserved || mr->spare)
 		__xa_cmpxchg(&pd->mrs, stag >> 8, mr, XA_ZERO_ENTRY, GFP_ATOMIC);
 	else
 		__xa_erase(&pd->mrs, stag >> 8);
@@ -603,7 +701,7 @@ static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
  */
 int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 {
-	struct ddp_mr *mr = ddp_mr_unpublish(pd, NULL, stag);
+	struct ddp_mr *mr = ddp_mr_unpublish(pd, NULL, stag, false);
 
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
@@ -616,18 +714,6 @@ int ddp_invalidate(struct ddp_pd *pd, u32 stag)
 }
 EXPORT_SYMBOL_GPL(ddp_invalidate);
 
-static void ddp_mr_free_work(struct work_struct *work)
-{
-	struct ddp_mr *mr = container_of(to_rcu_work(work), struct ddp_mr,
-					 free_work);
-	struct ddp_pd *pd = mr->pd;
-
-	ddp_mr_wait_users(mr);
-	ddp_stag_gone(pd, mr);
-	ddp_mr_free(mr);
-	ddp_pd_put(pd);
-}
-
 /**
  * ddp_invalidate_remote() - the peer invalidates an STag of this stream
  * @s: the stream the request came on
@@ -637,7 +723,11 @@ static void ddp_mr_free_work(struct work_struct *work)
  * 5040 section 5.1): the STag must be registered on the stream's PD and
  * bound to the PD or to @s. It is unusable when this returns; its buffer
  * is freed later, after any send from it. Kernel pages of such a buffer
- * must stay until ddp_stream_release() of @s returns.
+ * must stay until ddp_stream_release() of @s returns. A buffer of kernel
+ * pages bound to @s and not being sent from becomes a spare of @s: the
+ * next ddp_reg_pages() for @s takes it (an RDMA Read's sink, registered
+ * and invalidated per Read, costs no allocation, no index search and no
+ * grace period then).
  *
  * Does not sleep: may be called from the stream's event callback.
  * Return: 0, -ENOENT for an STag that is not registered, -EACCES for
@@ -646,15 +736,25 @@ static void ddp_mr_free_work(struct work_struct *work)
 int ddp_invalidate_remote(struct ddp_stream *s, u32 stag)
 {
 	struct ddp_pd *pd = s->pd;
-	struct ddp_mr *mr = ddp_mr_unpublish(pd, s, stag);
+	struct ddp_mr *mr;
+	bool spare;
 
+	spin_lock_bh(&s->lock);
+	mr = ddp_mr_unpublish(pd, s, stag, s->nspare < DDP_MR_SPARES);
+	spare = !IS_ERR(mr) && mr->spare;
+	if (spare) {
+		/* before ddp_reg_spare() can take it */
+		ddp_stag_gone(pd, mr);
+		list_add(&mr->dead, &s->spare);
+		s->nspare++;
+	}
+	spin_unlock_bh(&s->lock);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	/* the stream's reference keeps the PD; this one is for the work */
-	refcount_inc(&pd->ref);
+	if (spare)
+		return 0;
 	s->remote_inval = true;
-	INIT_RCU_WORK(&mr->free_work, ddp_mr_free_work);
-	queue_rcu_work(ddp_wq, &mr->free_work);
+	ddp_mr_free_later(pd, mr);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(ddp_invalidate_remote);
@@ -784,15 +884,22 @@ struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag)
  * Invalidate the tagged buffers bound to this stream only. The walk runs
  * under the xarray lock, which ddp_invalidate() takes too: every buffer
  * it sees is still in the xarray, hence not freed, while its owner is
- * read. The buffers are freed after one grace period for all of them.
+ * read. The buffers are freed after one grace period for all of them,
+ * and with them the stream's spares (ddp_invalidate_remote()).
  */
 void ddp_invalidate_owned(struct ddp_stream *s)
 {
 	struct xarray *mrs = &s->pd->mrs;
 	struct ddp_mr *mr, *tmp;
 	unsigned long idx;
+	LIST_HEAD(spare);
 	LIST_HEAD(dead);
 
+	/* the receive path that makes spares is gone (mpa_unbind()) */
+	spin_lock_bh(&s->lock);
+	list_splice_init(&s->spare, &spare);
+	s->nspare = 0;
+	spin_unlock_bh(&s->lock);
 	xa_lock_bh(mrs);
 	xa_for_each(mrs, idx, mr) {
 		if (mr->owner != s->id)
@@ -803,14 +910,22 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 	}
 	if (!list_empty(&dead))	/* after the erases: see ddp_rx_mr() */
 		smp_store_release(&s->pd->gen, s->pd->gen + 1);
+	/* the spares' indexes, reserved so far */
+	list_for_each_entry(mr, &spare, dead)
+		__xa_cmpxchg(mrs, mr->stag >> 8, XA_ZERO_ENTRY, NULL, 0);
 	xa_unlock_bh(mrs);
-	if (list_empty(&dead))
+	if (list_empty(&dead) && list_empty(&spare))
 		return;
 	/* placement looks buffers up under rcu_read_lock() */
 	synchronize_rcu();
 	list_for_each_entry_safe(mr, tmp, &dead, dead) {
 		ddp_mr_wait_users(mr);
 		ddp_stag_gone(s->pd, mr);
+		ddp_mr_free(mr);
+	}
+	/* counted as invalidated when they became spares */
+	list_for_each_entry_safe(mr, tmp, &spare, dead) {
+		ddp_mr_wait_users(mr);
 		ddp_mr_free(mr);
 	}
 }

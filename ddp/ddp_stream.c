@@ -79,6 +79,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 		s->q[i].tx_msn = 1;
 	}
 	spin_lock_init(&s->lock);
+	INIT_LIST_HEAD(&s->spare);
 	mutex_init(&s->tx_lock);
 	refcount_inc(&pd->ref);
 

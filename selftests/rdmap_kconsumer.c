@@ -254,6 +254,64 @@ TEST_F(rk, send_invalidate)
 	EXPECT_EQ(ECONNABORTED, rk_ctl("send b %d 0 10 0", RDMAP_WIRE_OP_SEND));
 }
 
+/*
+ * Send with Invalidate of an STag of kernel pages bound to b's stream: b's
+ * DDP keeps the buffer as a spare, and b's next registration bound to its
+ * stream takes it: the same index, the next key; the old STag names
+ * nothing. One bound to the PD does not take it (its index is still
+ * reserved: another one), nor does one after a local invalidation.
+ */
+TEST_F(rk, send_invalidate_reuse)
+{
+	__u32 s1, s2, s3, s4, s5;
+	char want[128];
+	__u8 msg[300];
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s1 = rk_stag('b');
+	ASSERT_NE(0, s1);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, s1));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", s1);
+	EXPECT_STREQ(want, self->blog);
+
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s2 = rk_stag('b');
+	EXPECT_EQ(s1 >> 8, s2 >> 8);
+	EXPECT_EQ((s1 + 1) & 0xff, s2 & 0xff);
+	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", s1));
+	/* the reused buffer places */
+	ASSERT_EQ(0, rk_ctl("post b 8"));
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 300 11", s2, RK_BASE_TO + 3900));
+	ASSERT_EQ(0, rk_ctl("send a %d 0 4 1", RDMAP_WIRE_OP_SEND));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	EXPECT_EQ(0, strcmp(self->blog + strlen(want), "recv op=3 len=4 cookie=8 inv=0\n"));
+	kmod_fill(msg, sizeof(msg), 11);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag + 3900, msg, sizeof(msg)));
+
+	/* a spare again; a buffer bound to the PD leaves it */
+	ASSERT_EQ(0, rk_ctl("post b 9"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 10 3", RDMAP_WIRE_OP_SEND_INV, s2));
+	ASSERT_EQ(3, rk_events('b', self->blog, sizeof(self->blog), 3));
+	ASSERT_EQ(0, rk_ctl("reg b %u 0", DDP_ACCESS_REMOTE_WRITE));
+	s3 = rk_stag('b');
+	EXPECT_NE(s2 >> 8, s3 >> 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s4 = rk_stag('b');
+	EXPECT_EQ(s2 >> 8, s4 >> 8);
+	EXPECT_EQ((s2 + 1) & 0xff, s4 & 0xff);
+	/* a local invalidation frees the buffer and its index */
+	EXPECT_EQ(0, rk_ctl("inval b %u", s4));
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s5 = rk_stag('b');
+	EXPECT_NE(s4 >> 8, s5 >> 8);
+	EXPECT_EQ(0, rk_ctl("inval b %u", s3));
+	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
+}
+
 /* Send with Solicited Event and Invalidate of an STag bound to b's PD. */
 TEST_F(rk, send_se_invalidate_pd)
 {
