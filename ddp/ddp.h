@@ -218,9 +218,9 @@ struct ddp_pd {
  * @last: the last segment was placed
  * @last_mo: the message offset of the last segment
  * @rsvdulp: the RsvdULP bits of the last segment
- * @page_tab: the page pointers of @mem in the same allocation, for a
- *	buffer of at most DDP_RBUF_PAGE_TAB kernel pages in one run
- *	(ddp_post_recv_pages()); @mem.pages points here then
+ * @page_tab: the page pointers of @mem in the same allocation, room for
+ *	DDP_RBUF_PAGE_TAB, for a buffer of at most that many kernel pages in
+ *	one run (ddp_post_recv_pages()); @mem.pages points here then
  *
  * ddp_post_recv_pages() sets each field itself (no zeroing of the whole
  * on a receive path): a new field is set there too.
@@ -285,6 +285,10 @@ struct ddp_queue {
  * @spare: buffers of kernel pages bound to the stream that the peer
  *	invalidated, unpublished, for ddp_reg_pages() to reuse (under @lock)
  * @nspare: how many, at most DDP_MR_SPARES
+ * @rbuf_spare: posted buffers of the small kind (their page table in
+ *	themselves) that came back, for ddp_post_recv_pages() to reuse: a
+ *	Send's buffer costs no allocation (under @lock)
+ * @nrbuf_spare: how many, at most DDP_MAX_POSTED
  * @mib: the counters of the socket's network namespace, cached at bind
  * @stats: the stream's own counters
  */
@@ -318,6 +322,8 @@ struct ddp_stream {
 	bool			remote_inval;
 	struct list_head	spare;
 	u32			nspare;
+	struct list_head	rbuf_spare;
+	u32			nrbuf_spare;
 	unsigned long __percpu	*mib;
 	struct ddp_stream_stats	stats;
 };
@@ -363,6 +369,7 @@ void ddp_stream_stop(struct ddp_stream *s);
 
 /* ddp_stream.c */
 void ddp_rbuf_free(struct ddp_rbuf *b);
+bool ddp_rbuf_keep(struct ddp_stream *s, struct ddp_rbuf *b);
 int ddp_stream_shutdown(struct ddp_stream *s);
 
 /* ddp_proc.c */

@@ -91,14 +91,19 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 {
 	struct ddp_queue *q = &s->q[qn];
 	struct ddp_stream_event ev = { .type = DDP_EV_RECV, .qn = qn };
+	struct ddp_rbuf *b, *done = NULL;
 	struct ddp_untagged_hdr h;
-	struct ddp_rbuf *b;
 
 	for (;;) {
 		spin_lock_bh(&s->lock);
+		/* the one delivered last: a spare, or freed */
+		if (done && ddp_rbuf_keep(s, done))
+			done = NULL;
 		b = list_first_entry_or_null(&q->bufs, struct ddp_rbuf, list);
 		if (!b || !b->last || b->placed < b->msg_len) {
 			spin_unlock_bh(&s->lock);
+			if (done)
+				ddp_rbuf_free(done);
 			return;
 		}
 		ev.len = b->msg_len;
@@ -116,7 +121,9 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 		ev.hdr = (const u8 *)&h;
 		ev.hdr_len = sizeof(h);
 		ddp_event(s, &ev);
-		ddp_rbuf_free(b);
+		if (done)
+			ddp_rbuf_free(done);
+		done = b;
 	}
 }
 

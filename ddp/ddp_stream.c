@@ -30,6 +30,22 @@ void ddp_rbuf_free(struct ddp_rbuf *b)
 	kfree(b);
 }
 
+/*
+ * Keep @b, a buffer that came back, as a spare of @s if it is of the small
+ * kind (kernel pages, its page table in itself: nothing to release). A
+ * consumer posts in bursts (a refill takes what its ring holds), so the
+ * spares are bounded by what may be posted, not by fewer. Under @s->lock.
+ * Return: whether it was kept.
+ */
+bool ddp_rbuf_keep(struct ddp_stream *s, struct ddp_rbuf *b)
+{
+	if (b->mem.pages != b->page_tab || s->nrbuf_spare >= DDP_MAX_POSTED)
+		return false;
+	list_add(&b->list, &s->rbuf_spare);
+	WRITE_ONCE(s->nrbuf_spare, s->nrbuf_spare + 1);
+	return true;
+}
+
 /**
  * ddp_stream_bind() - make an MPA connection a DDP stream
  * @pd: the stream's protection domain
@@ -80,6 +96,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	}
 	spin_lock_init(&s->lock);
 	INIT_LIST_HEAD(&s->spare);
+	INIT_LIST_HEAD(&s->rbuf_spare);
 	mutex_init(&s->tx_lock);
 	refcount_inc(&pd->ref);
 
@@ -169,12 +186,16 @@ static void ddp_flush(struct ddp_stream *s)
  */
 void ddp_stream_release(struct ddp_stream *s, bool abortive)
 {
+	struct ddp_rbuf *b, *tmp;
+
 	mutex_lock(&s->tx_lock);
 	mpa_unbind(s->conn);
 	if (abortive)
 		mpa_abort(s->conn, ECONNABORTED);
 	mutex_unlock(&s->tx_lock);
 	ddp_flush(s);
+	list_for_each_entry_safe(b, tmp, &s->rbuf_spare, list)
+		kfree(b);
 	ddp_invalidate_owned(s);
 	if (s->remote_inval) {
 		/* the buffers the peer invalidated: see ddp_invalidate_remote() */
@@ -196,6 +217,9 @@ static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 	spin_lock_bh(&s->lock);
 	if (s->nposted >= DDP_MAX_POSTED) {
 		ret = -ENOBUFS;
+		/* a refill asks until this: the buffer serves the next one */
+		if (ddp_rbuf_keep(s, b))
+			ret = -EALREADY;
 	} else {
 		list_add_tail(&b->list, &s->q[qn].bufs);
 		s->q[qn].nposted++;
@@ -217,6 +241,8 @@ static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
 		ret = ddp_post(s, qn, b);
 		if (!ret)
 			return 0;
+		if (ret == -EALREADY)
+			return -ENOBUFS;
 		ddp_rbuf_free(b);
 		return ret;
 	}
@@ -242,10 +268,23 @@ static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
-	/* a small buffer: one allocation with its page table (a Send's) */
-	u32 ntab = npages <= DDP_RBUF_PAGE_TAB ? npages : 0;
-	struct ddp_rbuf *b = kmalloc(struct_size(b, page_tab, ntab), gfp);
+	/* a small buffer: one object with its page table (a Send's) */
+	bool small = npages <= DDP_RBUF_PAGE_TAB;
+	struct ddp_rbuf *b = NULL;
 
+	if (small && READ_ONCE(s->nrbuf_spare)) {
+		spin_lock_bh(&s->lock);
+		b = list_first_entry_or_null(&s->rbuf_spare, struct ddp_rbuf,
+					     list);
+		if (b) {
+			list_del(&b->list);
+			WRITE_ONCE(s->nrbuf_spare, s->nrbuf_spare - 1);
+		}
+		spin_unlock_bh(&s->lock);
+	}
+	if (!b)
+		b = kmalloc(small ? struct_size(b, page_tab, DDP_RBUF_PAGE_TAB) :
+			    sizeof(*b), gfp);
 	if (!b)
 		return -ENOMEM;
 	/* not kzalloc(): the fields ddp_mem_pages() and ddp_post() leave */
@@ -256,7 +295,7 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 	memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
 	return ddp_post_rbuf(s, qn, b,
 			     ddp_mem_pages(&b->mem, pages, npages, first, len,
-					   ntab ? b->page_tab : NULL, gfp),
+					   small ? b->page_tab : NULL, gfp),
 			     cookie);
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);

@@ -734,7 +734,8 @@ static void iwmpa_qp_refill(struct rdmap_qp *rqp)
 	while (qp->rq_get - qp->rx_done < qp->num_rqe) {
 		struct siw_rqe *slot = &qp->recvq[qp->rq_get &
 						  (qp->num_rqe - 1)];
-		struct siw_rqe rqe;
+		/* iwmpa_rqe_copy() sets what is read: not zeroed each time */
+		struct siw_rqe rqe __uninitialized;
 		int ret;
 
 		/* pairs with the provider's store of VALID */
@@ -796,12 +797,20 @@ static void iwmpa_mr_put_rcu_cb(struct rcu_head *rcu)
 
 /*
  * Drop @mr once DDP's placements that may still write into it (under
- * rcu_read_lock()) are over. Return: false without memory.
+ * rcu_read_lock()) are over. A reference that is not the last one frees
+ * nothing and goes at once: the only writer into the sink, the stream's
+ * receive path, is the caller, and its STag is unpublished; the pages
+ * stay until the last holder lets go (the registration after the grace
+ * period of iwmpa_dereg_mr()'s ddp_invalidate()). Return: false without
+ * memory.
  */
 static bool iwmpa_mr_put_rcu(struct iwmpa_mr *mr)
 {
-	struct iwmpa_mr_rcu *d = kmalloc(sizeof(*d), GFP_ATOMIC);
+	struct iwmpa_mr_rcu *d;
 
+	if (refcount_dec_not_one(&mr->ref))
+		return true;
+	d = kmalloc(sizeof(*d), GFP_ATOMIC);
 	if (!d)
 		return false;
 	d->mr = mr;

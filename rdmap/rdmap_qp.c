@@ -283,15 +283,14 @@ static u32 rdmap_untagged_len(struct rdmap_qp *qp,
  * Return: 0 for a message to process, 1 for an RTR consumed, -EPROTO
  * when the stream was ended.
  */
-static int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
-			const struct ddp_stream_event *ev, u8 op, u32 len,
-			u32 seg_len)
+static noinline int
+rdmap_rx_rtr_first(struct rdmap_qp *qp, struct ddp_stream *s,
+		   const struct ddp_stream_event *ev, u8 op, u32 len,
+		   u32 seg_len)
 {
 	struct mpa_conn_attrs a;
 	bool ok;
 
-	if (likely(qp->rtr_rx == RDMAP_RTR_RX_NONE))
-		return 0;
 	if (qp->rtr_rx == RDMAP_RTR_RX_UNKNOWN) {
 		ddp_stream_mpa_info(s, &a);
 		qp->rtr_type = a.rtr;
@@ -323,6 +322,16 @@ static int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
 		return -EPROTO;
 	}
 	return op == RDMAP_WIRE_OP_READ_REQ ? 0 : 1;
+}
+
+/* every message's check: the first one's work is out of line */
+static inline int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
+			       const struct ddp_stream_event *ev, u8 op,
+			       u32 len, u32 seg_len)
+{
+	if (likely(qp->rtr_rx == RDMAP_RTR_RX_NONE))
+		return 0;
+	return rdmap_rx_rtr_first(qp, s, ev, op, len, seg_len);
 }
 
 /* A Read Request of the peer arrived in slot @ev->cookie. */
@@ -854,13 +863,11 @@ static int rdmap_send_rtr(struct rdmap_qp *qp, u32 type, bool nowait)
  * else before the consumer's first message (@nowait: as that message is
  * sent, see struct ddp_msg).
  */
-static int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
+static noinline int rdmap_tx_rtr_first(struct rdmap_qp *qp, bool nowait)
 {
 	struct mpa_conn_attrs a;
 	int ret = 0;
 
-	if (likely(READ_ONCE(qp->rtr_tx_done)))
-		return 0;
 	if (!nowait)
 		mutex_lock(&qp->rtr_mutex);
 	else if (!mutex_trylock(&qp->rtr_mutex))
@@ -880,6 +887,14 @@ static int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
 out:
 	mutex_unlock(&qp->rtr_mutex);
 	return ret;
+}
+
+/* every send's check: the RTR's work is out of line, its attrs too */
+static inline int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
+{
+	if (likely(READ_ONCE(qp->rtr_tx_done)))
+		return 0;
+	return rdmap_tx_rtr_first(qp, nowait);
 }
 
 /**
