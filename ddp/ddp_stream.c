@@ -208,45 +208,37 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 }
 EXPORT_SYMBOL_GPL(ddp_stream_release);
 
-static int ddp_post(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
+/* queue @b on queue @qn; under @s->lock. Return: 0 or -ENOBUFS */
+static int ddp_queue_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 {
-	int ret = 0;
-
-	if (qn >= s->nqueues)
-		return -EINVAL;
-	spin_lock_bh(&s->lock);
-	if (s->nposted >= DDP_MAX_POSTED) {
-		ret = -ENOBUFS;
-		/* a refill asks until this: the buffer serves the next one */
-		if (ddp_rbuf_keep(s, b))
-			ret = -EALREADY;
-	} else {
-		list_add_tail(&b->list, &s->q[qn].bufs);
-		s->q[qn].nposted++;
-		s->nposted++;
-	}
-	spin_unlock_bh(&s->lock);
-	return ret;
+	if (s->nposted >= DDP_MAX_POSTED)
+		return -ENOBUFS;
+	list_add_tail(&b->list, &s->q[qn].bufs);
+	s->q[qn].nposted++;
+	s->nposted++;
+	return 0;
 }
 
 /*
- * Post @b, whose memory was set up with status @ret (0: it was), or free
- * it. Return: 0, @ret, or what ddp_post() returns.
+ * Post @b, zeroed, whose memory was set up with status @ret (0: it was), or
+ * free it. Return: 0, @ret, -EINVAL for a bad queue or -ENOBUFS.
  */
 static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
 			 int ret, u64 cookie)
 {
-	if (!ret) {
-		b->cookie = cookie;
-		ret = ddp_post(s, qn, b);
-		if (!ret)
-			return 0;
-		if (ret == -EALREADY)
-			return -ENOBUFS;
-		ddp_rbuf_free(b);
+	if (ret) {
+		kfree(b);
 		return ret;
 	}
-	kfree(b);
+	b->cookie = cookie;
+	ret = -EINVAL;
+	if (qn < s->nqueues) {
+		spin_lock_bh(&s->lock);
+		ret = ddp_queue_rbuf(s, qn, b);
+		spin_unlock_bh(&s->lock);
+	}
+	if (ret)
+		ddp_rbuf_free(b);
 	return ret;
 }
 
@@ -262,41 +254,72 @@ static int ddp_post_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b,
  * @gfp: GFP_KERNEL_ACCOUNT in process context; GFP_ATOMIC from the
  *	ULP's refill callback (struct ddp_stream_ops), which must not sleep
  *
+ * A buffer of at most DDP_RBUF_PAGE_TAB pages (a Send's) is one object that
+ * the stream keeps when it comes back (ddp_rbuf_keep()): a post takes one
+ * of those and queues it in one section under the stream's lock, and
+ * allocates only when there is none.
+ *
  * Return: 0, -EINVAL for a bad queue or length, -ENOBUFS when too many
  * buffers are posted, -ENOMEM.
  */
 int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp)
 {
-	/* a small buffer: one object with its page table (a Send's) */
-	bool small = npages <= DDP_RBUF_PAGE_TAB;
-	struct ddp_rbuf *b = NULL;
+	struct ddp_rbuf *b, *fresh = NULL;
+	int ret;
 
-	if (small && READ_ONCE(s->nrbuf_spare)) {
-		spin_lock_bh(&s->lock);
+	if (npages > DDP_RBUF_PAGE_TAB) {
+		b = kzalloc(sizeof(*b), gfp);
+		if (!b)
+			return -ENOMEM;
+		return ddp_post_rbuf(s, qn, b,
+				     ddp_mem_pages(&b->mem, pages, npages,
+						   first, len, NULL, gfp),
+				     cookie);
+	}
+	if (qn >= s->nqueues)
+		return -EINVAL;
+again:
+	if (!READ_ONCE(s->nrbuf_spare)) {
+		fresh = kmalloc(struct_size(b, page_tab, DDP_RBUF_PAGE_TAB),
+				gfp);
+		if (!fresh)
+			return -ENOMEM;
+		fresh->mem.pages = fresh->page_tab;
+	}
+	spin_lock_bh(&s->lock);
+	b = fresh;
+	if (!b) {
 		b = list_first_entry_or_null(&s->rbuf_spare, struct ddp_rbuf,
 					     list);
-		if (b) {
-			list_del(&b->list);
-			WRITE_ONCE(s->nrbuf_spare, s->nrbuf_spare - 1);
+		if (!b) {
+			/* another post took the last one */
+			spin_unlock_bh(&s->lock);
+			goto again;
 		}
-		spin_unlock_bh(&s->lock);
+		list_del(&b->list);
+		WRITE_ONCE(s->nrbuf_spare, s->nrbuf_spare - 1);
 	}
-	if (!b)
-		b = kmalloc(small ? struct_size(b, page_tab, DDP_RBUF_PAGE_TAB) :
-			    sizeof(*b), gfp);
-	if (!b)
-		return -ENOMEM;
-	/* not kzalloc(): the fields ddp_mem_pages() and ddp_post() leave */
-	b->placed = 0;
-	b->msg_len = 0;
-	b->last = false;
-	b->last_mo = 0;
-	memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
-	return ddp_post_rbuf(s, qn, b,
-			     ddp_mem_pages(&b->mem, pages, npages, first, len,
-					   small ? b->page_tab : NULL, gfp),
-			     cookie);
+	/* the table is in the object: ddp_mem_pages() does not allocate */
+	ret = ddp_mem_pages(&b->mem, pages, npages, first, len, b->page_tab,
+			    gfp);
+	if (!ret) {
+		/* not zeroed: each field a receive reads is set here */
+		b->cookie = cookie;
+		b->placed = 0;
+		b->msg_len = 0;
+		b->last = false;
+		b->last_mo = 0;
+		memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
+		ret = ddp_queue_rbuf(s, qn, b);
+	}
+	/* refused (a refill asks until -ENOBUFS): it serves the next post */
+	if (ret && ddp_rbuf_keep(s, b))
+		b = NULL;
+	spin_unlock_bh(&s->lock);
+	if (ret)
+		kfree(b);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
 
