@@ -218,12 +218,15 @@ struct ddp_pd {
  * @last: the last segment was placed
  * @last_mo: the message offset of the last segment
  * @rsvdulp: the RsvdULP bits of the last segment
- * @page_tab: the page pointers of @mem in the same allocation, room for
- *	DDP_RBUF_PAGE_TAB, for a buffer of at most that many kernel pages in
- *	one run (ddp_post_recv_pages()); @mem.pages points here then
+ * @small: the object has room for DDP_RBUF_PAGE_TAB entries in @page_tab,
+ *	and @mem.pages points there: it is kept as a spare when it comes back
+ * @page_tab: the page pointers of @mem in the same allocation, for a
+ *	buffer of at most DDP_RBUF_PAGE_TAB kernel pages in one run
+ *	(ddp_post_recv_pages()); none in a buffer that is not @small
  *
  * ddp_post_recv_pages() sets each field itself (no zeroing of the whole
- * on a receive path): a new field is set there too.
+ * on a receive path; @small once, when it allocates the object): a new
+ * field is set there too.
  */
 struct ddp_rbuf {
 	struct list_head list;
@@ -232,6 +235,7 @@ struct ddp_rbuf {
 	u64		placed;
 	u64		msg_len;
 	bool		last;
+	bool		small;
 	u32		last_mo;
 	u8		rsvdulp[DDP_RSVDULP_U_LEN];
 	struct page	*page_tab[];

@@ -24,7 +24,7 @@
 void ddp_rbuf_free(struct ddp_rbuf *b)
 {
 	/* a page table in the buffer's own allocation goes with it */
-	if (b->mem.pages == b->page_tab)
+	if (b->small)
 		b->mem.pages = NULL;
 	ddp_mem_release(&b->mem, false);
 	kfree(b);
@@ -39,7 +39,7 @@ void ddp_rbuf_free(struct ddp_rbuf *b)
  */
 bool ddp_rbuf_keep(struct ddp_stream *s, struct ddp_rbuf *b)
 {
-	if (b->mem.pages != b->page_tab || s->nrbuf_spare >= DDP_MAX_POSTED)
+	if (!b->small || s->nrbuf_spare >= DDP_MAX_POSTED)
 		return false;
 	list_add(&b->list, &s->rbuf_spare);
 	WRITE_ONCE(s->nrbuf_spare, s->nrbuf_spare + 1);
@@ -285,6 +285,7 @@ again:
 				gfp);
 		if (!fresh)
 			return -ENOMEM;
+		fresh->small = true;
 		fresh->mem.pages = fresh->page_tab;
 	}
 	spin_lock_bh(&s->lock);
