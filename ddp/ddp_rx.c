@@ -86,44 +86,60 @@ static void ddp_error(struct ddp_stream *s, u8 type, u8 code, u32 seg_len)
 	ddp_event(s, &ev);
 }
 
-/* Deliver, in MSN order, the untagged messages that are complete. */
+/* a buffer whose message is placed whole, under @s->lock */
+static bool ddp_rbuf_done(const struct ddp_rbuf *b)
+{
+	return b && b->last && b->placed >= b->msg_len;
+}
+
+/*
+ * Deliver, in MSN order, the untagged messages that are complete. Called
+ * with @s->lock held, which the placement of the segment took; returns
+ * without it. The event reads nothing of the buffer object, which goes
+ * back (a spare, or freed) before it; no message completes during the
+ * event, which runs in the context that places (the socket lock's), so
+ * the look at the next one is final: one locked section per message.
+ */
 static void ddp_deliver(struct ddp_stream *s, u32 qn)
+	__releases(&s->lock)
 {
 	struct ddp_queue *q = &s->q[qn];
 	struct ddp_stream_event ev = { .type = DDP_EV_RECV, .qn = qn };
-	struct ddp_rbuf *b, *done = NULL;
 	struct ddp_untagged_hdr h;
+	struct ddp_rbuf *b;
+	bool more;
 
 	for (;;) {
-		spin_lock_bh(&s->lock);
-		/* the one delivered last: a spare, or freed */
-		if (done && ddp_rbuf_keep(s, done))
-			done = NULL;
 		b = list_first_entry_or_null(&q->bufs, struct ddp_rbuf, list);
-		if (!b || !b->last || b->placed < b->msg_len) {
+		if (!ddp_rbuf_done(b)) {
 			spin_unlock_bh(&s->lock);
-			if (done)
-				ddp_rbuf_free(done);
 			return;
 		}
 		ev.len = b->msg_len;
 		ev.cookie = b->cookie;
 		memcpy(ev.rsvdulp, b->rsvdulp, sizeof(b->rsvdulp));
-		list_del(&b->list);
-		q->nposted--;
-		s->nposted--;
 		ev.msn = q->head_msn;
-		q->head_msn = ddp_msn_next(q->head_msn);
-		spin_unlock_bh(&s->lock);
 		/* the header of its last segment, for the ULP's Terminate */
 		ddp_untagged_hdr_build(&h, s->dv, true, b->rsvdulp, qn, ev.msn,
 				       b->last_mo);
+		list_del(&b->list);
+		q->nposted--;
+		s->nposted--;
+		q->head_msn = ddp_msn_next(q->head_msn);
+		more = ddp_rbuf_done(list_first_entry_or_null(&q->bufs,
+							      struct ddp_rbuf,
+							      list));
+		if (ddp_rbuf_keep(s, b))
+			b = NULL;
+		spin_unlock_bh(&s->lock);
+		if (b)
+			ddp_rbuf_free(b);
 		ev.hdr = (const u8 *)&h;
 		ev.hdr_len = sizeof(h);
 		ddp_event(s, &ev);
-		if (done)
-			ddp_rbuf_free(done);
-		done = b;
+		if (!more)
+			return;
+		spin_lock_bh(&s->lock);
 	}
 }
 
@@ -374,7 +390,7 @@ static void ddp_ulpdu(struct mpa_conn *conn, const void *data, u32 len)
 		s->seg_buf->last_mo = seg->mo;
 		memcpy(s->seg_buf->rsvdulp, seg->rsvdulp_u, sizeof(seg->rsvdulp_u));
 	}
-	spin_unlock_bh(&s->lock);
+	/* releases the lock */
 	ddp_deliver(s, seg->qn);
 }
 

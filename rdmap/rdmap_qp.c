@@ -95,7 +95,8 @@ struct rdmap_outbound {
  *	callbacks, which run under the socket lock, read it without @lock
  * @term_pending: @term_buf waits to be sent
  * @term_sent: the Terminate went (at most one per stream)
- * @closing: rdmap_qp_destroy() runs: no more Read Responses
+ * @closing: rdmap_qp_destroy() runs: no more Read Responses. Set under
+ *	@lock; rdmap_qp_ended() reads it, and @terminated, without
  * @work_mutex: one round of the work; taken to set @released
  * @released: the stream is being released: the work sends nothing
  * @rtr_rx: enum rdmap_rtr_rx, under the socket lock
@@ -741,7 +742,7 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 
 	/* from here on no Read Request is queued: see rdmap_rx_read_req() */
 	spin_lock_bh(&qp->lock);
-	qp->closing = true;
+	WRITE_ONCE(qp->closing, true);
 	spin_unlock_bh(&qp->lock);
 	if (!abortive)
 		flush_work(&qp->work);
@@ -1013,14 +1014,14 @@ struct ddp_stream *rdmap_qp_stream(struct rdmap_qp *qp)
 }
 EXPORT_SYMBOL_GPL(rdmap_qp_stream);
 
-static bool rdmap_qp_ended(struct rdmap_qp *qp)
+/*
+ * The stream ended, or is being released: nothing more to send or post.
+ * A hint without @lock, which would not keep it true past the unlock
+ * either: what races with the end is refused by DDP, or flushed.
+ */
+static bool rdmap_qp_ended(const struct rdmap_qp *qp)
 {
-	bool ended;
-
-	spin_lock_bh(&qp->lock);
-	ended = qp->terminated || qp->closing;
-	spin_unlock_bh(&qp->lock);
-	return ended;
+	return READ_ONCE(qp->terminated) || READ_ONCE(qp->closing);
 }
 
 /**
