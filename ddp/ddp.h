@@ -143,7 +143,7 @@ struct ddp_mem {
  * @reserved: its index is reserved (ddp_stag_reserve()): invalidation
  *	returns the index to the reservation instead of freeing it
  * @spare: kept for reuse when unpublished (ddp_invalidate_remote()):
- *	its index stays reserved, the object and its page table stay
+ *	it stays in the xarray with @valid false, with its page table
  * @tab_len: the page pointers @mem.pages has room for
  * @users: senders of its pages (ddp_mr_get()): the free waits for them
  * @dead: on a list of buffers to free after an RCU grace period, or on

@@ -608,6 +608,9 @@ static void ddp_pd_show_fdinfo(struct seq_file *m, struct file *file)
 
 	xa_lock_bh(&pd->mrs);
 	xa_for_each(&pd->mrs, idx, mr) {
+		/* a spare of a stream, kept for its next Read */
+		if (!READ_ONCE(mr->valid))
+			continue;
 		nmr++;
 		if (mr->mem.mm)
 			pinned += mr->mem.npages;

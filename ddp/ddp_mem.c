@@ -471,9 +471,10 @@ static void ddp_mr_free_later(struct ddp_pd *pd, struct ddp_mr *mr)
 
 /*
  * ddp_reg_pages() for @s with one of its spares: the same object, index
- * and (if large enough) page table, another key. The index stayed
- * reserved, so publishing allocates nothing. -EAGAIN: no spare, or it
- * lost its index; register anew.
+ * and (if large enough) page table, another key. The spare stayed in the
+ * xarray, not valid: publishing is a store of its flag, no xarray walk.
+ * Not concurrent with ddp_stream_release() of @s (the owner's ULP
+ * registers on a stream it holds). -EAGAIN: no spare; register anew.
  */
 static int ddp_reg_spare(struct ddp_stream *s, struct page **pages,
 			 u32 npages, u32 first, u64 len, u64 base_to,
@@ -489,6 +490,7 @@ static int ddp_reg_spare(struct ddp_stream *s, struct page **pages,
 	if (mr) {
 		list_del(&mr->dead);
 		s->nspare--;
+		mr->spare = false;
 	}
 	spin_unlock_bh(&s->lock);
 	if (!mr)
@@ -499,6 +501,7 @@ static int ddp_reg_spare(struct ddp_stream *s, struct page **pages,
 			    GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		spin_lock_bh(&s->lock);
+		mr->spare = true;
 		list_add(&mr->dead, &s->spare);
 		s->nspare++;
 		spin_unlock_bh(&s->lock);
@@ -511,21 +514,10 @@ static int ddp_reg_spare(struct ddp_stream *s, struct page **pages,
 	mr->mem = mem;
 	mr->base_to = base_to;
 	mr->access = access;
-	mr->spare = false;
-	mr->valid = true;
-	xa_lock_bh(&pd->mrs);
 	/* another key: an STag of its last use names nothing */
-	mr->stag = (mr->stag & ~0xffU) | ((mr->stag + 1) & 0xff);
-	__xa_cmpxchg(&pd->mrs, mr->stag >> 8, XA_ZERO_ENTRY, mr, GFP_ATOMIC);
-	ret = xa_load(&pd->mrs, mr->stag >> 8) == mr ? 0 : -EAGAIN;
-	xa_unlock_bh(&pd->mrs);
-	if (ret) {
-		/* its reservation was released (ddp_stag_release()) */
-		mr->valid = false;
-		ddp_mr_free_later(pd, mr);
-		s->remote_inval = true;
-		return ret;
-	}
+	WRITE_ONCE(mr->stag, (mr->stag & ~0xffU) | ((mr->stag + 1) & 0xff));
+	/* the buffer and its key before the flag: see ddp_mr_lookup() */
+	smp_store_release(&mr->valid, true);
 	*stag = mr->stag;
 	ddp_mib_inc(pd->mib, DDP_MIB_STAG_REG);
 	trace_ddp_stag_reg(pd->id, *stag, base_to, len);
@@ -666,7 +658,9 @@ static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
 
 	xa_lock_bh(&pd->mrs);
 	mr = xa_load(&pd->mrs, stag >> 8);
-	if (!mr || mr->stag != stag)
+	/* a spare stays in the xarray, not valid; its key after the flag */
+	if (!mr || !smp_load_acquire(&mr->valid) ||
+	    READ_ONCE(mr->stag) != stag)
 		mr = ERR_PTR(-ENOENT);
 	else if (s && mr->owner != ddp_mr_owner_for(mr, s))
 		mr = ERR_PTR(-EACCES);
@@ -679,8 +673,16 @@ static struct ddp_mr *ddp_mr_unpublish(struct ddp_pd *pd,
 	/* kernel pages bound to @s, no sender: a spare of @s */
 	mr->spare = keep && mr->owner == s->id && !mr->reserved &&
 		    !mr->mem.mm && !mr->mem.runs && !atomic_read(&mr->users);
+	/*
+	 * A spare stays where it is, not freed: a lookup that finds it, or
+	 * holds it from before, sees it not valid, or (reused) another key.
+	 */
+	if (mr->spare) {
+		xa_unlock_bh(&pd->mrs);
+		return mr;
+	}
 	/* a fixed index goes back to its reservation (no allocation) */
-	if (mr->reserved || mr->spare)
+	if (mr->reserved)
 		__xa_cmpxchg(&pd->mrs, stag >> 8, mr, XA_ZERO_ENTRY, GFP_ATOMIC);
 	else
 		__xa_erase(&pd->mrs, stag >> 8);
@@ -870,12 +872,16 @@ int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
 }
 EXPORT_SYMBOL_GPL(ddp_send_mr);
 
-/* Under rcu_read_lock(). */
+/*
+ * Under rcu_read_lock(). The flag before the key and the buffer: a spare
+ * made valid again (ddp_reg_spare()) is seen whole, under its new key.
+ */
 struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag)
 {
 	struct ddp_mr *mr = xa_load(&pd->mrs, stag >> 8);
 
-	if (!mr || mr->stag != stag || !READ_ONCE(mr->valid))
+	if (!mr || !smp_load_acquire(&mr->valid) ||
+	    READ_ONCE(mr->stag) != stag)
 		return NULL;
 	return mr;
 }
@@ -904,15 +910,16 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 	xa_for_each(mrs, idx, mr) {
 		if (mr->owner != s->id)
 			continue;
-		WRITE_ONCE(mr->valid, false);
 		__xa_erase(mrs, idx);
+		/* a spare, not valid, is on the list taken above */
+		if (mr->spare)
+			continue;
+		WRITE_ONCE(mr->valid, false);
 		list_add_tail(&mr->dead, &dead);
 	}
-	if (!list_empty(&dead))	/* after the erases: see ddp_rx_mr() */
+	/* after the erases: see ddp_rx_mr() */
+	if (!list_empty(&dead) || !list_empty(&spare))
 		smp_store_release(&s->pd->gen, s->pd->gen + 1);
-	/* the spares' indexes, reserved so far */
-	list_for_each_entry(mr, &spare, dead)
-		__xa_cmpxchg(mrs, mr->stag >> 8, XA_ZERO_ENTRY, NULL, 0);
 	xa_unlock_bh(mrs);
 	if (list_empty(&dead) && list_empty(&spare))
 		return;

@@ -163,16 +163,23 @@ static struct ddp_rbuf *ddp_rbuf_for(struct ddp_queue *q, u32 msn)
  * grace period before it frees: a reader that starts after the free
  * sees the new @gen and never touches the old pointer; one that started
  * before still holds off the free, and the buffer's valid flag tells.
- * The acquire keeps the lookup from seeing an xarray older than @gen.
+ * The acquire keeps the lookup from seeing an xarray older than @gen. A
+ * spare (ddp_invalidate_remote()) is not freed and bumps nothing: the
+ * one found last may be it, not valid, or valid again under a new key.
  */
 static struct ddp_mr *ddp_rx_mr(struct ddp_stream *s, u32 stag)
 {
 	/* pairs with the release in ddp_invalidate*() */
 	unsigned long gen = smp_load_acquire(&s->pd->gen);
 	struct ddp_mr *mr = s->rx_mr;
+	bool valid;
 
-	if (mr && s->rx_mr_gen == gen && mr->stag == stag)
-		return READ_ONCE(mr->valid) ? mr : NULL;
+	if (mr && s->rx_mr_gen == gen) {
+		/* the flag before the key: see ddp_mr_lookup() */
+		valid = smp_load_acquire(&mr->valid);
+		if (READ_ONCE(mr->stag) == stag)
+			return valid ? mr : NULL;
+	}
 	mr = ddp_mr_lookup(s->pd, stag);
 	s->rx_mr = mr;
 	s->rx_mr_gen = gen;

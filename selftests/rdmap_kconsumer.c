@@ -312,6 +312,43 @@ TEST_F(rk, send_invalidate_reuse)
 	EXPECT_STREQ("", rk_log_now('a', self->alog, sizeof(self->alog)));
 }
 
+/*
+ * The spare reused under the next key stays in place under its index:
+ * a Write to the old key is refused (DDP 0x1/0x00) and places nothing,
+ * while the buffer is valid again under the new one.
+ */
+TEST_F(rk, send_invalidate_reuse_old_key)
+{
+	char want[160];
+	__u32 s1, s2;
+
+	pair_up(_metadata, self->fds, 8, 8);
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s1 = rk_stag('b');
+	ASSERT_NE(0, s1);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, s1));
+	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
+	s2 = rk_stag('b');
+	ASSERT_EQ(s1 >> 8, s2 >> 8);
+	ASSERT_NE(s1, s2);
+
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", s1, RK_BASE_TO));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	snprintf(want, sizeof(want),
+		 "recv op=4 len=100 cookie=7 inv=%#x\n"
+		 "term remote=0 layer=1 etype=1 ecode=0\n", s1);
+	EXPECT_STREQ(want, self->blog);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+	/* the old key names nothing, the new one the buffer */
+	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", s1));
+	EXPECT_EQ(0, rk_ctl("inval b %u", s2));
+}
+
 /* Send with Solicited Event and Invalidate of an STag bound to b's PD. */
 TEST_F(rk, send_se_invalidate_pd)
 {
