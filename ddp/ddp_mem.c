@@ -814,19 +814,27 @@ void ddp_mr_put(struct ddp_mr *mr)
 }
 EXPORT_SYMBOL_GPL(ddp_mr_put);
 
+/* the bvecs of a Read Response on the stack: 32 KiB of 4 KiB pages */
+#define DDP_MR_STACK_BV	8
+
 /*
- * @len octets of @mr from tagged offset @to as a bvec array; the caller
- * checked the range. Return: the number of entries, or -ENOMEM.
+ * @len octets of @mr from tagged offset @to as a bvec array: @stack if
+ * DDP_MR_STACK_BV entries do, else allocated (*@out != @stack: the caller
+ * frees it); the caller checked the range. Return: the number of
+ * entries, or -ENOMEM.
  */
-static int ddp_mr_bvec(const struct ddp_mr *mr, u64 to, u32 len, struct bio_vec **out)
+static int ddp_mr_bvec(const struct ddp_mr *mr, u64 to, u32 len,
+		       struct bio_vec *stack, struct bio_vec **out)
 {
 	u64 off = to - mr->base_to + mr->mem.first;
 	u32 n = 0, nmax = DIV_ROUND_UP((off & ~PAGE_MASK) + len, PAGE_SIZE);
-	struct bio_vec *bv;
+	struct bio_vec *bv = stack;
 
-	bv = kvmalloc_array(max(nmax, 1U), sizeof(*bv), GFP_KERNEL);
-	if (!bv)
-		return -ENOMEM;
+	if (nmax > DDP_MR_STACK_BV) {
+		bv = kvmalloc_array(nmax, sizeof(*bv), GFP_KERNEL);
+		if (!bv)
+			return -ENOMEM;
+	}
 	while (len) {
 		u32 po = off & ~PAGE_MASK;
 		u32 c = min_t(u32, len, PAGE_SIZE - po);
@@ -855,6 +863,8 @@ static int ddp_mr_bvec(const struct ddp_mr *mr, u64 to, u32 len, struct bio_vec 
 int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
 		struct ddp_mr *mr, u64 to, u32 len)
 {
+	/* filled before use: not zeroed for each Read */
+	struct bio_vec stack[DDP_MR_STACK_BV] __uninitialized;
 	struct iov_iter it;
 	struct bio_vec *bv;
 	int n, ret;
@@ -862,12 +872,13 @@ int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
 	if (to < mr->base_to || to - mr->base_to > mr->mem.len ||
 	    len > mr->mem.len - (to - mr->base_to))
 		return -EINVAL;
-	n = ddp_mr_bvec(mr, to, len, &bv);
+	n = ddp_mr_bvec(mr, to, len, stack, &bv);
 	if (n < 0)
 		return n;
 	iov_iter_bvec(&it, ITER_SOURCE, bv, n, len);
 	ret = ddp_send_msg(s, msg, &it);
-	kvfree(bv);
+	if (bv != stack)
+		kvfree(bv);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_send_mr);
