@@ -891,8 +891,10 @@ struct ddp_mr *ddp_mr_lookup(struct ddp_pd *pd, u32 stag)
 {
 	struct ddp_mr *mr = xa_load(&pd->mrs, stag >> 8);
 
-	if (!mr || !smp_load_acquire(&mr->valid) ||
-	    READ_ONCE(mr->stag) != stag)
+	if (!mr)
+		return NULL;
+	/* pairs with the release in ddp_reg_spare() */
+	if (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->stag) != stag)
 		return NULL;
 	return mr;
 }
@@ -928,9 +930,10 @@ void ddp_invalidate_owned(struct ddp_stream *s)
 		WRITE_ONCE(mr->valid, false);
 		list_add_tail(&mr->dead, &dead);
 	}
-	/* after the erases: see ddp_rx_mr() */
-	if (!list_empty(&dead) || !list_empty(&spare))
+	if (!list_empty(&dead) || !list_empty(&spare)) {
+		/* after the erases: see ddp_rx_mr() */
 		smp_store_release(&s->pd->gen, s->pd->gen + 1);
+	}
 	xa_unlock_bh(mrs);
 	if (list_empty(&dead) && list_empty(&spare))
 		return;
