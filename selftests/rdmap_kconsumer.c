@@ -168,6 +168,28 @@ static void pair_up(struct __test_metadata *_metadata, const int fds[2],
 	ASSERT_EQ(0, rk_ctl("create b %d 8 8", fds[1]));
 }
 
+/*
+ * a's RDMA Write to @stag, which b's Send with Invalidate (cookie 7, 100
+ * octets) invalidated: b's DDP refuses it (0x1/0x00), b terminates the
+ * stream (layer DDP), a reports b's Terminate, and nothing is placed.
+ */
+static void write_invalidated(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(rk) *self, __u32 stag)
+{
+	char want[128];
+
+	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
+	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	snprintf(want, sizeof(want),
+		 "recv op=4 len=100 cookie=7 inv=%#x\n"
+		 "term remote=0 layer=1 etype=1 ecode=0\n", stag);
+	EXPECT_STREQ(want, self->blog);
+	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
+	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+}
+
 /* A Send each way lands in the posted buffer; nothing else happens. */
 TEST_F(rk, send)
 {
@@ -238,16 +260,7 @@ TEST_F(rk, send_invalidate)
 	EXPECT_STREQ(want, self->blog);
 	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", stag));
 
-	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
-	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
-	snprintf(want, sizeof(want),
-		 "recv op=4 len=100 cookie=7 inv=%#x\n"
-		 "term remote=0 layer=1 etype=1 ecode=0\n", stag);
-	EXPECT_STREQ(want, self->blog);
-	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
-	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
-	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
-	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+	write_invalidated(_metadata, self, stag);
 
 	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
 	EXPECT_EQ(ECONNABORTED, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
@@ -319,7 +332,6 @@ TEST_F(rk, send_invalidate_reuse)
  */
 TEST_F(rk, send_invalidate_reuse_old_key)
 {
-	char want[160];
 	__u32 s1, s2;
 
 	pair_up(_metadata, self->fds, 8, 8);
@@ -334,16 +346,7 @@ TEST_F(rk, send_invalidate_reuse_old_key)
 	ASSERT_EQ(s1 >> 8, s2 >> 8);
 	ASSERT_NE(s1, s2);
 
-	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", s1, RK_BASE_TO));
-	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
-	snprintf(want, sizeof(want),
-		 "recv op=4 len=100 cookie=7 inv=%#x\n"
-		 "term remote=0 layer=1 etype=1 ecode=0\n", s1);
-	EXPECT_STREQ(want, self->blog);
-	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
-	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
-	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
-	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+	write_invalidated(_metadata, self, s1);
 	/* the old key names nothing, the new one the buffer */
 	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", s1));
 	EXPECT_EQ(0, rk_ctl("inval b %u", s2));
