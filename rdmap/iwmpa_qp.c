@@ -1132,7 +1132,8 @@ static u16 iwmpa_sq_exec(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 		iwmpa_stat_add(qp->dev, IWMPA_STAT_TX_BYTES, *bytes);
 	}
 out:
-	for (i = 0; i < SIW_MAX_SGE; i++)
+	/* mrs[] is all NULL for inline data; num_sge is checked when not */
+	for (i = 0; i < sqe->num_sge && i < SIW_MAX_SGE; i++)
 		if (mrs[i])
 			iwmpa_mr_put(mrs[i]);
 	kvfree(bv);

@@ -28,6 +28,14 @@
 
 #include "rdmap_proto.h"
 
+/*
+ * The queue pairs' work items. A rescuer (WQ_MEM_RECLAIM): the Read
+ * Responses of a kernel ULP's stream (the host side of NVMe over Fabrics
+ * answers its target's Reads of the pages it writes back) must not wait
+ * for a new worker to be created when memory is short.
+ */
+static struct workqueue_struct *rdmap_wq;
+
 /* RDMAP's own receive buffers, all in one page */
 #define RDMAP_RREQ_SLOT		32	/* one Read Request (28 octets) each */
 #define RDMAP_TERM_OFF		(RDMAP_MAX_IRD * RDMAP_RREQ_SLOT)
@@ -203,7 +211,7 @@ static void rdmap_fail(struct rdmap_qp *qp, struct ddp_stream *s,
 	}
 	spin_unlock_bh(&qp->lock);
 	if (len >= 0)
-		queue_work(system_highpri_wq, &qp->work);
+		queue_work(rdmap_wq, &qp->work);
 	rdmap_report(qp, &ev);
 	rdmap_flush_reads(qp);
 }
@@ -375,7 +383,7 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	in->slot = slot;
 	qp->in_count++;
 	spin_unlock_bh(&qp->lock);
-	queue_work(system_highpri_wq, &qp->work);
+	queue_work(rdmap_wq, &qp->work);
 }
 
 /* The peer's Terminate arrived: the stream ends, nothing is sent back. */
@@ -691,8 +699,12 @@ static void rdmap_send_term(struct rdmap_qp *qp)
 	kernel_sock_shutdown(qp->sock, SHUT_WR);
 }
 
-/* Take the next thing to send: 1 a Terminate, 2 a Read Response, 0 none. */
-static int rdmap_work_next(struct rdmap_qp *qp, struct rdmap_inbound *in)
+/*
+ * Take the next thing to send: 1 a Terminate, 2 a Read Response, 0 none;
+ * *@more: something is left after it. What comes later queues the work.
+ */
+static int rdmap_work_next(struct rdmap_qp *qp, struct rdmap_inbound *in,
+			   bool *more)
 {
 	int what = 0;
 
@@ -707,6 +719,7 @@ static int rdmap_work_next(struct rdmap_qp *qp, struct rdmap_inbound *in)
 		qp->in_count--;
 		what = 2;
 	}
+	*more = qp->term_pending || qp->in_count;
 	spin_unlock_bh(&qp->lock);
 	return what;
 }
@@ -715,19 +728,20 @@ static void rdmap_work(struct work_struct *work)
 {
 	struct rdmap_qp *qp = container_of(work, struct rdmap_qp, work);
 	struct rdmap_inbound in;
+	bool more = false;
 	int what;
 
 	if (!READ_ONCE(qp->s))
 		return;	/* rdmap_qp_create() queues it again */
 	do {
 		mutex_lock(&qp->work_mutex);
-		what = qp->released ? 0 : rdmap_work_next(qp, &in);
+		what = qp->released ? 0 : rdmap_work_next(qp, &in, &more);
 		if (what == 1)
 			rdmap_send_term(qp);
 		else if (what == 2)
 			rdmap_answer_read(qp, &in);
 		mutex_unlock(&qp->work_mutex);
-	} while (what);
+	} while (what && more);
 }
 
 /*
@@ -957,7 +971,7 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 		goto err_release;
 	WRITE_ONCE(qp->s, s);
 	/* what the receive path found before @s was set */
-	queue_work(system_highpri_wq, &qp->work);
+	queue_work(rdmap_wq, &qp->work);
 	/* an RTR that cannot go now goes with the first message */
 	rdmap_tx_rtr(qp, false);
 	return qp;
@@ -1188,5 +1202,19 @@ int rdmap_terminate(struct rdmap_qp *qp, u8 layer, u8 etype, u8 ecode)
 }
 EXPORT_SYMBOL_GPL(rdmap_terminate);
 
+static int __init rdmap_init(void)
+{
+	rdmap_wq = alloc_workqueue("rdmap", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return rdmap_wq ? 0 : -ENOMEM;
+}
+
+/* every queue pair is destroyed: its module holds this one */
+static void __exit rdmap_exit(void)
+{
+	destroy_workqueue(rdmap_wq);
+}
+
+module_init(rdmap_init);
+module_exit(rdmap_exit);
 MODULE_DESCRIPTION("RDMAP (RFC 5040) over DDP");
 MODULE_LICENSE("GPL");
