@@ -416,7 +416,9 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 	if (!tagged && msg->qn >= s->nqueues)
 		return -EINVAL;
 	/* a tagged header has one RsvdULP octet (RFC 5041 section 4.3) */
-	if (tagged && memchr_inv(msg->rsvdulp + 1, 0, sizeof(msg->rsvdulp) - 1))
+	BUILD_BUG_ON(sizeof(msg->rsvdulp) != 5);
+	if (tagged && (msg->rsvdulp[1] | msg->rsvdulp[2] | msg->rsvdulp[3] |
+		       msg->rsvdulp[4]))
 		return -EINVAL;
 
 	if (!msg->nowait)

@@ -142,7 +142,8 @@ static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			  unsigned int offset, size_t len)
 {
 	struct mpa_conn *c = desc->arg.data;
-	struct skb_seq_state st;
+	/* skb_prepare_seq_read() sets every field */
+	struct skb_seq_state st __uninitialized;
 	unsigned int done = 0, n;
 	const u8 *data;
 	u32 used;

@@ -77,7 +77,8 @@ static u32 mpa_train_frags(const struct mpa_conn *c, u32 more)
  */
 static int mpa_tx_send_pages(struct mpa_conn *c, u32 len, int flags)
 {
-	struct bio_vec bv[MPA_TRAIN_FRAGS];
+	/* the first n are filled below: not zeroed for each call */
+	struct bio_vec bv[MPA_TRAIN_FRAGS] __uninitialized;
 	unsigned int i, n = 0;
 	u32 left = len;
 
