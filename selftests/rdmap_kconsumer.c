@@ -17,6 +17,7 @@
  */
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <dirent.h>
 #include <libgen.h>
 #include <pthread.h>
 
@@ -188,6 +189,37 @@ static void write_invalidated(struct __test_metadata *_metadata,
 	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+}
+
+/*
+ * rdmap's workqueue has a rescuer (WQ_MEM_RECLAIM): one kernel thread
+ * named after it, "rdmap" up to Linux 6.8, "kworker/R-rdmap" since.
+ */
+TEST_F(rk, workqueue_rescuer)
+{
+	char path[300], comm[32];
+	struct dirent *d;
+	int found = 0;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	ASSERT_NE(NULL, dir);
+	while ((d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    (!strcmp(comm, "rdmap\n") || !strcmp(comm, "kworker/R-rdmap\n")))
+			found++;
+		fclose(f);
+	}
+	closedir(dir);
+	EXPECT_EQ(1, found);
 }
 
 /* A Send each way lands in the posted buffer; nothing else happens. */
