@@ -32,6 +32,7 @@
 #define RK_TAG_LEN	6000
 #define RK_BASE_TO	0x10000ULL
 #define RK_RBUF_LEN	5000
+#define RK_LOG_LEN	16384
 /* include/net/rdmap.h */
 #define RDMAP_MAX_IRD	64
 #define RDMAP_MAX_ORD	64
@@ -129,8 +130,8 @@ FIXTURE(rk)
 {
 	int fds[2];	/* [0] a's socket (Initiator), [1] b's (Responder) */
 	bool rdmap_loaded;
-	char alog[16384];
-	char blog[16384];
+	char alog[RK_LOG_LEN];
+	char blog[RK_LOG_LEN];
 	__u8 tag[RK_TAG_LEN];
 	__u8 rbuf[RK_RBUF_LEN];
 	__u8 want[RK_TAG_LEN];
@@ -175,20 +176,20 @@ static void pair_up(struct __test_metadata *_metadata, const int fds[2],
  * stream (layer DDP), a reports b's Terminate, and nothing is placed.
  */
 static void write_invalidated(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(rk) *self, __u32 stag)
+			      char *alog, char *blog, __u8 *tag, __u32 stag)
 {
 	char want[128];
 
 	ASSERT_EQ(0, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
-	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
+	ASSERT_EQ(2, rk_events('b', blog, RK_LOG_LEN, 2));
 	snprintf(want, sizeof(want),
 		 "recv op=4 len=100 cookie=7 inv=%#x\n"
 		 "term remote=0 layer=1 etype=1 ecode=0\n", stag);
-	EXPECT_STREQ(want, self->blog);
-	ASSERT_EQ(1, rk_events('a', self->alog, sizeof(self->alog), 1));
-	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", self->alog);
-	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
-	EXPECT_TRUE(all_zero(self->tag, RK_TAG_LEN));
+	EXPECT_STREQ(want, blog);
+	ASSERT_EQ(1, rk_events('a', alog, RK_LOG_LEN, 1));
+	EXPECT_STREQ("term remote=1 layer=1 etype=1 ecode=0\n", alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", tag, RK_TAG_LEN));
+	EXPECT_TRUE(all_zero(tag, RK_TAG_LEN));
 }
 
 /*
@@ -292,7 +293,7 @@ TEST_F(rk, send_invalidate)
 	EXPECT_STREQ(want, self->blog);
 	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", stag));
 
-	write_invalidated(_metadata, self, stag);
+	write_invalidated(_metadata, self->alog, self->blog, self->tag, stag);
 
 	EXPECT_EQ(ECONNABORTED, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
 	EXPECT_EQ(ECONNABORTED, rk_ctl("write a %u %llu 8 1", stag, RK_BASE_TO));
@@ -378,7 +379,7 @@ TEST_F(rk, send_invalidate_reuse_old_key)
 	ASSERT_EQ(s1 >> 8, s2 >> 8);
 	ASSERT_NE(s1, s2);
 
-	write_invalidated(_metadata, self, s1);
+	write_invalidated(_metadata, self->alog, self->blog, self->tag, s1);
 	/* the old key names nothing, the new one the buffer */
 	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", s1));
 	EXPECT_EQ(0, rk_ctl("inval b %u", s2));
