@@ -19,6 +19,20 @@ siw_wait_listen() {
 	return 1
 }
 
+# siw_wait_closed NS PORT [SECONDS]: wait until nothing listens on PORT in
+# namespace NS, at most SECONDS (default 10): a server started while the
+# listener of the run before is still there could see its client's
+# connection go to that one. Returns 1 if something still listens.
+siw_wait_closed() {
+	local ns=$1 port=$2 end=$((SECONDS + ${3:-10}))
+
+	while ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+	return 0
+}
+
 # siw_capture_start NS IF FILE ERRFILE [DUMPCAP ARGS...]: start dumpcap in
 # namespace NS on interface IF, writing FILE; sets SIW_CAP_PID. Waits until
 # dumpcap reports that it captures (at most 60 s).
