@@ -4,6 +4,11 @@
 # tools/siw/lib.sh - helpers shared by the siw bench scripts (sourced, not
 # run). Needs the namespaces of tools/siw/netns-up.
 
+# siw_listening NS PORT: a TCP socket listens on PORT in namespace NS
+siw_listening() {
+	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
 # siw_wait_listen NS PORT [PID [SECONDS]]: wait until a TCP socket listens
 # on PORT in namespace NS, at most SECONDS (default 60; TCG is slow, and
 # every probe forks ip and ss). Gives up at once when process PID (the
@@ -12,7 +17,7 @@ siw_wait_listen() {
 	local ns=$1 port=$2 pid=${3:-} end=$((SECONDS + ${4:-60}))
 
 	while [ "$SECONDS" -lt "$end" ]; do
-		ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+		siw_listening "$ns" "$port" && return 0
 		[ -z "$pid" ] || kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.2
 	done
@@ -26,7 +31,7 @@ siw_wait_listen() {
 siw_wait_closed() {
 	local ns=$1 port=$2 end=$((SECONDS + ${3:-10}))
 
-	while ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
+	while siw_listening "$ns" "$port"; do
 		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.2
 	done
