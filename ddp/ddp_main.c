@@ -30,7 +30,7 @@ static int __init ddp_init(void)
 	if (ret)
 		return ret;
 	ret = -ENOMEM;
-	ddp_wq = alloc_workqueue("ddp", 0, 0);
+	ddp_wq = alloc_workqueue("ddp", WQ_MEM_RECLAIM, 0);
 	if (!ddp_wq)
 		goto err_proc;
 	ret = mpa_register_consumer(&ddp_consumer);

@@ -23,7 +23,10 @@
 #include "ddp.h"
 
 DEFINE_IDA(ddp_ids);
-/* frees the buffers the peer invalidated (ddp_invalidate_remote()) */
+/*
+ * frees the buffers the peer invalidated (ddp_invalidate_remote()); with a
+ * rescuer, as ddp_stream_release() flushes it from reclaim workers too
+ */
 struct workqueue_struct *ddp_wq;
 
 /* ---- memory ---- */

@@ -335,6 +335,7 @@ extern unsigned int mpa_default_rev;
 extern unsigned int mpa_tx_split_test;
 extern unsigned int mpa_tx_page_cache;
 extern struct tcp_ulp_ops mpa_ulp_ops;
+extern struct workqueue_struct *mpa_wq;
 
 int mpa_crc_init(void);
 void mpa_crc_exit(void);

@@ -339,8 +339,8 @@ int mpa_start_locked(struct mpa_conn *c, const struct mpa_start_params *s)
 	}
 	if (c->timeout_ms) {
 		sock_hold(sk);
-		if (!schedule_delayed_work(&c->timeout_work,
-					   msecs_to_jiffies(c->timeout_ms)))
+		if (!queue_delayed_work(mpa_wq, &c->timeout_work,
+					msecs_to_jiffies(c->timeout_ms)))
 			sock_put(sk);
 	}
 	/* octets that arrived before MPA_START are the start of the stream */

@@ -24,6 +24,15 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/mpa.h>
 
+/*
+ * The connections' work items (receive and transmit backlog, abort,
+ * startup timeout, trimming the transmit cache). With a rescuer: a
+ * kernel ULP that writes pages back over a connection needs them to run
+ * under memory pressure, and its own reclaim workers (nvme-rdma's reset,
+ * nvmet's queue release) close connections, which cancels them.
+ */
+struct workqueue_struct *mpa_wq;
+
 bool mpa_allow_no_crc;
 module_param_named(allow_no_crc, mpa_allow_no_crc, bool, 0644);
 MODULE_PARM_DESC(allow_no_crc,
@@ -95,7 +104,7 @@ void mpa_fail(struct mpa_conn *c, u32 code, int err)
 		mpa_set_state(c, MPA_S_ERROR);
 	if (code == MPA_ERR_STARTUP && !c->closing) {
 		sock_hold(sk);
-		if (!schedule_work(&c->abort_work))
+		if (!queue_work(mpa_wq, &c->abort_work))
 			sock_put(sk);
 	}
 	WRITE_ONCE(sk->sk_err, err);
@@ -606,9 +615,12 @@ static int __init mpa_module_init(void)
 {
 	int ret;
 
+	mpa_wq = alloc_workqueue("mpa", WQ_MEM_RECLAIM, 0);
+	if (!mpa_wq)
+		return -ENOMEM;
 	ret = mpa_crc_init();
 	if (ret)
-		return ret;
+		goto wq;
 	ret = mpa_proc_init();
 	if (ret)
 		goto crc;
@@ -620,6 +632,8 @@ proc:
 	mpa_proc_exit();
 crc:
 	mpa_crc_exit();
+wq:
+	destroy_workqueue(mpa_wq);
 	return ret;
 }
 
@@ -630,6 +644,7 @@ static void __exit mpa_module_exit(void)
 	rcu_barrier();
 	mpa_proc_exit();
 	mpa_crc_exit();
+	destroy_workqueue(mpa_wq);
 }
 
 module_init(mpa_module_init);

@@ -126,7 +126,7 @@ static bool mpa_rx_need_buf(struct mpa_conn *c)
 	c->rx_stop = true;
 	c->rx_buf_wait = true;
 	sock_hold(c->sk);
-	if (!schedule_work(&c->rx_work))
+	if (!queue_work(mpa_wq, &c->rx_work))
 		sock_put(c->sk);
 	return false;
 }

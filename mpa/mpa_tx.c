@@ -455,7 +455,7 @@ static bool mpa_tx_frag_refill(struct mpa_conn *c, u32 sz)
 	pf->offset = 0;
 	pf->size = page_size(page);
 	/* pages that TCP lets go of are freed once sending pauses */
-	if (!mod_delayed_work(system_wq, &c->tx_trim_work, HZ))
+	if (!mod_delayed_work(mpa_wq, &c->tx_trim_work, HZ))
 		sock_hold(sk);
 	return pf->size >= sz;
 }
@@ -492,7 +492,7 @@ void mpa_tx_trim_work(struct work_struct *work)
 	if (!c->closing && c->tx_cache) {
 		/* pages still in TCP: look again later */
 		if (mpa_tx_cache_trim(c, false)) {
-			if (!mod_delayed_work(system_wq, &c->tx_trim_work, HZ))
+			if (!mod_delayed_work(mpa_wq, &c->tx_trim_work, HZ))
 				sock_hold(sk);
 		} else {
 			/* an idle connection keeps nothing */
@@ -1065,7 +1065,7 @@ void mpa_write_space(struct sock *sk)
 	if (c) {
 		if (c->tx_pend_len && !c->tx_busy && !c->closing) {
 			sock_hold(sk);
-			if (!schedule_work(&c->tx_work))
+			if (!queue_work(mpa_wq, &c->tx_work))
 				sock_put(sk);
 		} else if (c->consumer && c->consumer->write_space) {
 			c->consumer->write_space(c);

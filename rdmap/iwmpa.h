@@ -484,7 +484,10 @@ struct ib_mr *iwmpa_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 int iwmpa_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 
-/* iwmpa_main.c: work items that outlive a verb (freeing a region) */
+/*
+ * iwmpa_main.c: the send queues' work and work items that outlive a verb
+ * (freeing a region); WQ_MEM_RECLAIM
+ */
 extern struct workqueue_struct *iwmpa_wq;
 
 /* iwmpa_verbs.c */

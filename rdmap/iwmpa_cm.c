@@ -77,6 +77,13 @@ module_param_named(mpa_timeout_ms, iwmpa_mpa_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms,
 		 "Time for TCP's connect and for the peer's MPA Request or Reply in milliseconds, 0 for none; default 10000");
 
+/*
+ * Connection setup and teardown; with a rescuer, like every queue of the
+ * data path: the ULPs' reclaim workers (iw_cm_wq, rdma_cm, nvme-rdma's
+ * reset) end connections and listeners, which cancels work queued here,
+ * and the kernel warns when a reclaim worker waits for a queue without
+ * one (check_flush_dependency()).
+ */
 static struct workqueue_struct *iwmpa_cm_wq;
 
 /*
@@ -1124,7 +1131,7 @@ int iwmpa_cm_init(void)
 {
 	int ret;
 
-	iwmpa_cm_wq = alloc_workqueue("iwmpa_cm", 0, 0);
+	iwmpa_cm_wq = alloc_workqueue("iwmpa_cm", WQ_MEM_RECLAIM, 0);
 	if (!iwmpa_cm_wq)
 		return -ENOMEM;
 	ret = mpa_register_consumer(&iwmpa_mpa_consumer);

@@ -315,7 +315,7 @@ static int __init iwmpa_init(void)
 {
 	int ret;
 
-	iwmpa_wq = alloc_workqueue("iwmpa", WQ_HIGHPRI, 0);
+	iwmpa_wq = alloc_workqueue("iwmpa", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!iwmpa_wq)
 		return -ENOMEM;
 	ret = iwmpa_cm_init();
