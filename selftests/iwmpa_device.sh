@@ -8,7 +8,7 @@
 # modprobe finds it (tools/vm/run --extra-modules) or as ../rdmap/iwmpa.ko.
 #
 # In the namespaces iwmpa0 and iwmpa1 joined by a veth pair: modprobe
-# iwmpa, "rdma link add iwm0 type iwmpa netdev veth0", the device and its
+# iwmpa (and the rescuer threads of its two workqueues), "rdma link add iwm0 type iwmpa netdev veth0", the device and its
 # port as rdma, ibv_devices and ibv_devinfo show them (transport iWARP,
 # the limits exactly), a second device on the same netdev refused, a PD
 # and two MRs (1 MiB, and 5000 octets at an odd address) seen by "rdma
@@ -63,7 +63,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 
-names=("modprobe iwmpa (ib_core, ib_uverbs, ddp, mpa, rdmap with it)"
+names=("modprobe iwmpa (ib_core, ib_uverbs, ddp, mpa, rdmap with it), its workqueues' rescuers"
 	"rdma link add iwm0 type iwmpa netdev veth0"
 	"a second device on veth0 is refused"
 	"rdma dev show iwm0: node_type rnic, GUID from the MAC"
@@ -120,6 +120,12 @@ for m in iwmpa ib_core ib_uverbs ddp mpa rdmap; do
 	grep -q "^$m " /proc/modules || { echo "# $m not loaded"; r=1; }
 done
 [ "$r" = 0 ] || sed 's/^/# /' "$tmp/mod"
+# iwmpa's two workqueues (send queues, connections) have their rescuer
+# threads: "iwmpa" and "iwmpa_cm" up to Linux 6.8, "kworker/R-" and the
+# name since (cut to 15 characters in comm)
+resc=$(cat /proc/[0-9]*/comm 2> /dev/null | grep -cE '^(kworker/R-)?iwmpa(_cm)?$')
+echo "# rescuer threads of iwmpa's workqueues: $resc"
+[ "$resc" = 2 ] || r=1
 result "$r" "${names[0]}"
 modprobe veth
 

@@ -23,6 +23,9 @@
  *	term Q LAYER ETYPE ECODE	rdmap_terminate()
  *	inval Q STAG	ddp_invalidate() on Q's PD
  *	destroy Q ABORT	rdmap_qp_destroy(), then ddp_pd_put()
+ *	reclaim_destroy Q ABORT	the same in a worker of a WQ_MEM_RECLAIM
+ *			workqueue (a kernel ULP's reset or release work);
+ *			the write returns when it is done
  *	hold Q MS	own Q's socket (lock_sock()) for MS ms: what arrives
  *			meanwhile waits in its backlog
  *   Q/events	one line per event of Q's queue pair, in order
@@ -46,6 +49,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <net/ddp.h>
 #include <net/rdmap.h>
 #include <net/sock.h>
@@ -103,6 +107,8 @@ static struct rk_qp rk_qps[RK_NQP] = {
 };
 
 static struct dentry *rk_dir;
+/* a queue with a rescuer, as kernel ULPs' reset and release work has */
+static struct workqueue_struct *rk_reclaim_wq;
 
 static __printf(2, 3) void rk_log(struct rk_qp *q, const char *fmt, ...)
 {
@@ -218,6 +224,37 @@ static void rk_destroy(struct rk_qp *q, bool abortive)
 	q->sock = NULL;
 }
 
+/**
+ * struct rk_destroy_work - rk_destroy() in a worker
+ * @work: on rk_reclaim_wq
+ * @q: the queue pair
+ * @abortive: rk_destroy()'s
+ */
+struct rk_destroy_work {
+	struct work_struct	work;
+	struct rk_qp		*q;
+	bool			abortive;
+};
+
+static void rk_destroy_fn(struct work_struct *work)
+{
+	struct rk_destroy_work *dw = container_of(work, struct rk_destroy_work,
+						  work);
+
+	rk_destroy(dw->q, dw->abortive);
+}
+
+/* rk_destroy() from rk_reclaim_wq; the caller holds @q->lock meanwhile */
+static void rk_destroy_reclaim(struct rk_qp *q, bool abortive)
+{
+	struct rk_destroy_work dw = { .q = q, .abortive = abortive };
+
+	INIT_WORK_ONSTACK(&dw.work, rk_destroy_fn);
+	queue_work(rk_reclaim_wq, &dw.work);
+	flush_work(&dw.work);
+	destroy_work_on_stack(&dw.work);
+}
+
 /* The socket owned for @ms ms, as a task that holds it to send or read. */
 static int rk_hold(struct rk_qp *q, u32 ms)
 {
@@ -316,6 +353,10 @@ static int rk_qp_cmd(struct rk_qp *q, const char *cmd)
 		return rk_hold(q, a);
 	if (sscanf(cmd, "destroy %u", &a) == 1) {
 		rk_destroy(q, a);
+		return 0;
+	}
+	if (sscanf(cmd, "reclaim_destroy %u", &a) == 1) {
+		rk_destroy_reclaim(q, a);
 		return 0;
 	}
 	return -EINVAL;
@@ -466,11 +507,15 @@ static int __init rk_init(void)
 	struct rk_qp *q;
 	int i, ret;
 
+	rk_reclaim_wq = alloc_workqueue("rk_reclaim", WQ_MEM_RECLAIM, 0);
+	if (!rk_reclaim_wq)
+		return -ENOMEM;
 	for (i = 0; i < RK_NQP; i++) {
 		ret = rk_init_qp(&rk_qps[i]);
 		if (ret) {
 			while (i--)
 				rk_free(&rk_qps[i]);
+			destroy_workqueue(rk_reclaim_wq);
 			return ret;
 		}
 	}
@@ -500,6 +545,7 @@ static void __exit rk_exit(void)
 			rk_destroy(q, false);
 		rk_free(q);
 	}
+	destroy_workqueue(rk_reclaim_wq);
 }
 
 module_init(rk_init);
