@@ -69,9 +69,19 @@
 #   11 fio: randwrite of 8 MiB with a bs mix (4k..128k), direct, libaio,
 #      iodepth 8, --verify=crc32c: exit 0, no error, as much read back as
 #      written (skipped without fio)
-#   12 nvme disconnect -n $nqn: "disconnected 1 controller(s)", the
+#   12 controller reset (reset_controller): nvme-rdma tears its queues
+#      down and connects them again from its reset work, which runs on a
+#      workqueue with a rescuer (nvme-reset-wq, WQ_MEM_RECLAIM), as it
+#      does after a path failure; the target frees its queues from
+#      nvmet-wq (WQ_MEM_RECLAIM). No kernel warning while it runs (a
+#      reclaim worker that flushes or cancels work of a queue without a
+#      rescuer is one: "workqueue: WQ_MEM_RECLAIM ... is flushing
+#      !WQ_MEM_RECLAIM"), the controller live again with queue_count
+#      1 + nr-io-queues, the region of test 5 read back and 1 MiB more
+#      written and read back (bs=128k, at 40 MiB)
+#   13 nvme disconnect -n $nqn: "disconnected 1 controller(s)", the
 #      controller and its block device gone
-#   13 teardown: configfs entries removed (port link, port, namespace,
+#   14 teardown: configfs entries removed (port link, port, namespace,
 #      subsystem), RDMA links and veth pair deleted, and the modules this
 #      script loaded unloaded (nvme_rdma, nvme_fabrics, nvmet_rdma,
 #      nvmet, nvme_core, on 6.12 nvme_auth and nvme_keyring, null_blk,
@@ -138,7 +148,7 @@ sub=$nvmet/subsystems/$nqn
 nport=$nvmet/ports/1
 tmp=$(mktemp -d)
 n=0 fail=0
-NTESTS=13
+NTESTS=14
 mounted_cfs=0 connected=0 blk='' ctrl=''
 # the modules this script may load, in the order they are unloaded
 unload_order=(nvme_rdma nvme_fabrics nvmet_rdma nvmet nvme_core nvme_auth
@@ -201,6 +211,7 @@ names=("modules loaded ($type, nvmet, nvmet-rdma, nvme-rdma, null_blk), $tveth $
 	"dd bs=1M: 8 MiB written (oflag=direct) and read back (iflag=direct), equal"
 	"target side: /dev/nullb0 holds the data written over the fabric"
 	"fio randwrite 8 MiB, bs 4k..128k, direct, --verify=crc32c"
+	"reset_controller: queues reconnected, no kernel warning, data read and written"
 	"nvme disconnect -n $nqn: controller and block device gone"
 	"teardown: configfs entries, links, veth pair removed, modules unloaded")
 
@@ -833,10 +844,48 @@ else
 	result "$r" "${names[10]}"
 fi
 
-# 12: disconnect
+# 12: controller reset; the sysfs write returns when the reset work
+# is done (nvme_reset_ctrl_sync()), a reconnect that failed is retried
+# every 2 s (-c 2)
+if [ -n "$broken" ]; then
+	fail_rest 11 11
+else
+	r=0
+	mark="iwmpa_nvme: reset_controller $$"
+	echo "$mark" > /dev/kmsg
+	timeout 120 sh -c "echo 1 > '$ctrl/reset_controller'" 2>&1 | show
+	for _ in $(seq 300); do
+		[ "$(cat "$ctrl/state" 2> /dev/null)" = live ] && break
+		sleep 0.1
+	done
+	for f in state queue_count; do
+		echo "# after the reset, ${ctrl##*/} $f: $(cat "$ctrl/$f" 2> /dev/null)"
+	done
+	[ "$(cat "$ctrl/state" 2> /dev/null)" = live ] || r=1
+	[ "$(cat "$ctrl/queue_count" 2> /dev/null)" = $((nio + 1)) ] || r=1
+	timeout 30 dmesg | sed -n "/$mark/,\$p" | tail -n +2 > "$tmp/reset.dmesg"
+	grep -E 'nvme|rdma|iwm|siw' "$tmp/reset.dmesg" | tail -n 12 | show
+	if grep -E 'WARNING|BUG|MEM_RECLAIM|PF_MEMALLOC|Oops' "$tmp/reset.dmesg" > "$tmp/reset.bad"; then
+		show "$tmp/reset.bad"
+		r=1
+	fi
+	if [ "$r" = 0 ]; then
+		echo 3 > /proc/sys/vm/drop_caches
+		timeout 120 dd if="$blk" of="$tmp/c128k.again" bs=128k count=8 \
+			iflag=direct status=none 2>&1 | show
+		cmp "$tmp/c128k" "$tmp/c128k.again" 2>&1 | show
+		[ "${PIPESTATUS[0]}" = 0 ] || { echo "# region 0 differs after the reset"; r=1; }
+		rm -f "$tmp/c128k.again"
+		head -c 1048576 /dev/urandom > "$tmp/rreset"
+		wr_rd rreset "$tmp/rreset" 128k 40 || r=1
+	fi
+	result "$r" "${names[11]}"
+fi
+
+# 13: disconnect
 if [ "$connected" != 1 ]; then
 	broken=${broken:-not connected}
-	fail_rest 11 11
+	fail_rest 12 12
 else
 	r=0
 	timeout 60 nvme disconnect -n "$nqn" > "$tmp/disc" 2>&1 || r=1
@@ -851,10 +900,10 @@ else
 		sleep 0.1
 	done
 	[ "$gone" = 1 ] || { echo "# ${ctrl##*/} or $blk still there"; r=1; }
-	result "$r" "${names[11]}"
+	result "$r" "${names[12]}"
 fi
 
-# 13: teardown
+# 14: teardown
 r=0
 teardown || r=1
 if [ -e "$sub" ] || [ -e "$nport" ]; then
@@ -869,6 +918,6 @@ for m in "${unload_order[@]}"; do
 	grep -qx "$m" <<< "$before" && continue
 	! mod_loaded "$m" || { echo "# $m still loaded"; r=1; }
 done
-result "$r" "${names[12]}"
+result "$r" "${names[13]}"
 
 exit "$fail"
