@@ -193,6 +193,29 @@ static void write_invalidated(struct __test_metadata *_metadata,
 	EXPECT_TRUE(all_zero(tag, RK_TAG_LEN));
 }
 
+/*
+ * b registers its tagged buffer with remote write (@owned: bound to its
+ * stream, else to its PD) and posts a receive (cookie 7); a Sends 100
+ * octets with Invalidate of that STag; b reports the Send. Return: the
+ * STag.
+ */
+static __u32 send_invalidate_b(struct __test_metadata *_metadata,
+			       char *blog, int owned)
+{
+	char want[128];
+	__u32 stag;
+
+	ASSERT_EQ(0, rk_ctl("reg b %u %d", DDP_ACCESS_REMOTE_WRITE, owned));
+	stag = rk_stag('b');
+	ASSERT_NE(0, stag);
+	ASSERT_EQ(0, rk_ctl("post b 7"));
+	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, stag));
+	ASSERT_EQ(1, rk_events('b', blog, RK_LOG_LEN, 1));
+	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", stag);
+	EXPECT_STREQ(want, blog);
+	return stag;
+}
+
 /* kernel threads named like the rescuer of workqueue @wq */
 static int rescuers(const char *wq)
 {
@@ -296,18 +319,10 @@ TEST_F(rk, send_se_and_empty)
  */
 TEST_F(rk, send_invalidate)
 {
-	char want[128];
 	__u32 stag;
 
 	pair_up(_metadata, self->fds, 8, 8);
-	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
-	stag = rk_stag('b');
-	ASSERT_NE(0, stag);
-	ASSERT_EQ(0, rk_ctl("post b 7"));
-	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, stag));
-	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
-	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", stag);
-	EXPECT_STREQ(want, self->blog);
+	stag = send_invalidate_b(_metadata, self->blog, 1);
 	EXPECT_EQ(ENOENT, rk_ctl("inval b %u", stag));
 
 	write_invalidated(_metadata, self->alog, self->blog, self->tag, stag);
@@ -327,18 +342,13 @@ TEST_F(rk, send_invalidate)
 TEST_F(rk, send_invalidate_reuse)
 {
 	__u32 s1, s2, s3, s4, s5;
-	char want[128];
+	size_t first;
 	__u8 msg[300];
 
 	pair_up(_metadata, self->fds, 8, 8);
-	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
-	s1 = rk_stag('b');
-	ASSERT_NE(0, s1);
-	ASSERT_EQ(0, rk_ctl("post b 7"));
-	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, s1));
-	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
-	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", s1);
-	EXPECT_STREQ(want, self->blog);
+	s1 = send_invalidate_b(_metadata, self->blog, 1);
+	/* the log's first line, b's Send with Invalidate */
+	first = strlen(self->blog);
 
 	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
 	s2 = rk_stag('b');
@@ -350,7 +360,7 @@ TEST_F(rk, send_invalidate_reuse)
 	ASSERT_EQ(0, rk_ctl("write a %u %llu 300 11", s2, RK_BASE_TO + 3900));
 	ASSERT_EQ(0, rk_ctl("send a %d 0 4 1", RDMAP_WIRE_OP_SEND));
 	ASSERT_EQ(2, rk_events('b', self->blog, sizeof(self->blog), 2));
-	EXPECT_EQ(0, strcmp(self->blog + strlen(want), "recv op=3 len=4 cookie=8 inv=0\n"));
+	EXPECT_EQ(0, strcmp(self->blog + first, "recv op=3 len=4 cookie=8 inv=0\n"));
 	kmod_fill(msg, sizeof(msg), 11);
 	ASSERT_EQ(RK_TAG_LEN, rk_read('b', "tagged", self->tag, RK_TAG_LEN));
 	EXPECT_EQ(0, memcmp(self->tag + 3900, msg, sizeof(msg)));
@@ -414,21 +424,11 @@ static int klog_count(const char *what)
  */
 TEST_F(rk, destroy_in_reclaim_worker)
 {
-	char want[128];
-	__u32 stag;
-
 	/* -1: the log cannot be read */
 	ASSERT_EQ(0, klog_count("!WQ_MEM_RECLAIM"));
 	pair_up(_metadata, self->fds, 8, 8);
-	ASSERT_EQ(0, rk_ctl("reg b %u 0", DDP_ACCESS_REMOTE_WRITE));
-	stag = rk_stag('b');
-	ASSERT_NE(0, stag);
-	ASSERT_EQ(0, rk_ctl("post b 7"));
-	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, stag));
-	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	send_invalidate_b(_metadata, self->blog, 0);
 	ASSERT_EQ(0, rk_ctl("reclaim_destroy b 0"));
-	snprintf(want, sizeof(want), "recv op=4 len=100 cookie=7 inv=%#x\n", stag);
-	EXPECT_STREQ(want, self->blog);
 	EXPECT_EQ(ENOTCONN, rk_ctl("destroy b 0"));
 	EXPECT_EQ(0, klog_count("!WQ_MEM_RECLAIM"));
 }
@@ -443,12 +443,7 @@ TEST_F(rk, send_invalidate_reuse_old_key)
 	__u32 s1, s2;
 
 	pair_up(_metadata, self->fds, 8, 8);
-	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
-	s1 = rk_stag('b');
-	ASSERT_NE(0, s1);
-	ASSERT_EQ(0, rk_ctl("post b 7"));
-	ASSERT_EQ(0, rk_ctl("send a %d %u 100 3", RDMAP_WIRE_OP_SEND_INV, s1));
-	ASSERT_EQ(1, rk_events('b', self->blog, sizeof(self->blog), 1));
+	s1 = send_invalidate_b(_metadata, self->blog, 1);
 	ASSERT_EQ(0, rk_ctl("reg b %u 1", DDP_ACCESS_REMOTE_WRITE));
 	s2 = rk_stag('b');
 	ASSERT_EQ(s1 >> 8, s2 >> 8);
