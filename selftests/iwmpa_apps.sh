@@ -103,7 +103,6 @@ a1=192.0.2.2
 count=100
 tmp=$(mktemp -d)
 spid=
-n=0 fail=0
 NTESTS=56
 loaded_iwmpa=0 loaded_rdmap=0 loaded_siw=0 iwmpa_here=0
 # the siw.ko loaded here; iwmpa's mpa_rev before this script changed it
@@ -111,30 +110,20 @@ siw_ko=
 rev_param=/sys/module/iwmpa/parameters/mpa_rev
 rev_saved=
 
+# ok, not_ok, loaded, unload
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 # siw_wait_listen, siw_capture_start/stop
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$top/tools/siw/lib.sh"
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 # known failures of others: skip_failed STATUS NAME WHY: ok if it passed,
 # else skipped with the reason
 skip_failed() { if [ "$1" = 0 ]; then ok "$2"; else skip "$2" "$3"; fi; }
 result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 show() { sed 's/^/# /' "$@"; }
-mod_loaded() { grep -q "^$1 " /proc/modules; }
 dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
-
-# rmmod_wait MODULE: device teardown is asynchronous, retry for 10 s
-rmmod_wait() {
-	for _ in $(seq 50); do
-		mod_loaded "$1" || return 0
-		rmmod "$1" 2> /dev/null && return 0
-		sleep 0.2
-	done
-	rmmod "$1"
-}
 
 # teardown: links, namespaces, the modules loaded here (iwmpa first: it
 # holds rdmap, which holds ddp and mpa); 0 when everything went
@@ -153,15 +142,15 @@ teardown() {
 		rev_saved=
 	fi
 	if [ "$loaded_iwmpa" = 1 ]; then
-		rmmod_wait iwmpa || { echo "# cannot unload iwmpa"; r=1; }
+		unload iwmpa || { echo "# cannot unload iwmpa"; r=1; }
 		loaded_iwmpa=0
 	fi
 	if [ "$loaded_rdmap" = 1 ]; then
-		rmmod_wait rdmap || { echo "# cannot unload rdmap"; r=1; }
+		unload rdmap || { echo "# cannot unload rdmap"; r=1; }
 		loaded_rdmap=0
 	fi
 	if [ "$loaded_siw" = 1 ]; then
-		rmmod_wait siw || { echo "# cannot unload siw"; r=1; }
+		unload siw || { echo "# cannot unload siw"; r=1; }
 		loaded_siw=0 siw_ko=
 	fi
 	return $r
@@ -252,7 +241,7 @@ elif ! command -v rping > /dev/null && ! command -v rdma_server > /dev/null &&
 	why="no rping, rdma_server or ib_send_bw (packages rdmacm-utils, perftest)"
 elif [ "$siw_only" = 1 ] && [ ! -f "$ko" ]; then
 	why="no $ko (run tools/siw/build on the host)"
-elif [ "$siw_only" = 1 ] && mod_loaded siw; then
+elif [ "$siw_only" = 1 ] && loaded siw; then
 	why="siw is loaded already: not touching it"
 elif ip netns list | grep -Eqw "^($ns0|$ns1)"; then
 	why="namespace $ns0 or $ns1 exists already"
@@ -278,7 +267,7 @@ r=0
 modprobe -q crc32c_intel 2> /dev/null
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c veth; do
 	modprobe "$m" 2>&1 | show
-	mod_loaded "$m" || { echo "# $m not loaded"; r=1; }
+	loaded "$m" || { echo "# $m not loaded"; r=1; }
 done
 if [ "$siw_only" = 1 ]; then
 	if insmod "$ko" 2> "$tmp/mod"; then
@@ -287,18 +276,18 @@ if [ "$siw_only" = 1 ]; then
 		show "$tmp/mod"
 		r=1
 	fi
-elif mod_loaded iwmpa; then
+elif loaded iwmpa; then
 	echo "# iwmpa loaded already: using it, leaving it loaded"
 else
-	mod_loaded rdmap || loaded_rdmap=1
+	loaded rdmap || loaded_rdmap=1
 	if ! modprobe iwmpa 2> "$tmp/mod"; then
 		# not installed: the build tree's, after what modprobe can load
 		modprobe -a ddp rdmap 2>> "$tmp/mod" ||
 			insmod "$top/rdmap/rdmap.ko" 2>> "$tmp/mod"
 		insmod "$top/rdmap/iwmpa.ko" 2>> "$tmp/mod"
 	fi
-	mod_loaded rdmap || loaded_rdmap=0
-	if mod_loaded iwmpa; then
+	loaded rdmap || loaded_rdmap=0
+	if loaded iwmpa; then
 		loaded_iwmpa=1 iwmpa_here=1
 	else
 		show "$tmp/mod"
@@ -666,7 +655,7 @@ mixed_setup() {
 		dev_exists "$d" && { echo "# $d still there"; r=1; }
 	done
 	if [ "$loaded_siw" = 1 ] && [ "$siw_ko" != "$mko" ]; then
-		rmmod_wait siw || { echo "# cannot unload siw"; return 1; }
+		unload siw || { echo "# cannot unload siw"; return 1; }
 		loaded_siw=0 siw_ko=
 	fi
 	if [ "$loaded_siw" != 1 ]; then
@@ -958,7 +947,7 @@ mixed() {
 # 13-44: d0 against siw1, MPA revision 2 (13-28) and 1 (29-44);
 # IWMPA_APPS_SIW_ONLY: siw0 against a new siw1
 mwhy=
-if [ "$siw_only" != 1 ] && mod_loaded siw; then
+if [ "$siw_only" != 1 ] && loaded siw; then
 	mwhy="siw is loaded already: not touching it"
 fi
 why2=$mwhy why1=$mwhy
@@ -975,7 +964,7 @@ for d in iwm0 iwm1 siw0 siw1; do
 done
 ! ip netns list | grep -Eqw "^($ns0|$ns1)" || { echo "# namespaces left"; r=1; }
 if [ "$iwmpa_here" = 1 ]; then
-	! mod_loaded iwmpa || { echo "# iwmpa still loaded"; r=1; }
+	! loaded iwmpa || { echo "# iwmpa still loaded"; r=1; }
 fi
 result "$r" "${names[55]}"
 

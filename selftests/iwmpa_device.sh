@@ -35,11 +35,10 @@ ns0=iwmpa0
 ns1=iwmpa1
 tmp=$(mktemp -d)
 hpid=
-n=0 fail=0
 NTESTS=19
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 # run in namespace iwmpa0 (RDMA devices are shared by all namespaces)
@@ -56,10 +55,8 @@ cleanup() {
 	ip netns del "$ns1" 2> /dev/null
 	# run_tests.sh and later tests unload ddp.ko and mpa.ko: iwmpa.ko
 	# must go first, and rdmap.ko (its soft dependency) if loaded here
-	! grep -q '^iwmpa ' /proc/modules || rmmod iwmpa ||
-		echo "# cannot unload iwmpa"
-	[ "$rdmap_before" = 1 ] || ! grep -q '^rdmap ' /proc/modules ||
-		rmmod rdmap || echo "# cannot unload rdmap"
+	unload iwmpa || echo "# cannot unload iwmpa"
+	[ "$rdmap_before" = 1 ] || unload rdmap || echo "# cannot unload rdmap"
 	rm -rf "$tmp"
 }
 

@@ -28,6 +28,22 @@ not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 # loaded MODULE: is it in /proc/modules
 loaded() { grep -q "^$1 " /proc/modules; }
 
+# unload MODULE [SECONDS]: rmmod it, retrying while it is in use for
+# SECONDS (default 10): device, socket and connection teardown is
+# asynchronous. 0 when it is gone; else rmmod's last error on stderr.
+unload() {
+	local end=$((SECONDS + ${2:-10}))
+
+	while loaded "$1"; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			rmmod "$1"
+			return
+		fi
+		rmmod "$1" 2> /dev/null && return 0
+		sleep 0.2
+	done
+}
+
 # wait_listen PORT [DIR]: wait up to 10 s for a socket in state LISTEN on
 # PORT in DIR/tcp or DIR/tcp6; DIR is /proc/net, or /proc/PID/net for the
 # network namespace of PID

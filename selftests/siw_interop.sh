@@ -48,15 +48,14 @@ out=${SIW_INTEROP_OUT:-}
 tmp=$(mktemp -d)
 spid=
 up=0
-n=0 fail=0
 NTESTS=16
 kload=0
 
+# shellcheck source=selftests/lib.sh
+. "$here/lib.sh"
 # shellcheck source=../tools/siw/lib.sh disable=SC1091
 . "$tools/lib.sh"
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 
@@ -72,8 +71,7 @@ cleanup() {
 	# later tests unload ddp.ko and mpa.ko: rdmap.ko must go too
 	if [ "$kload" = 1 ]; then
 		for m in rdmap_rping rdmap; do
-			! grep -q "^$m " /proc/modules || rmmod "$m" ||
-				echo "# cannot unload $m"
+			unload "$m" || echo "# cannot unload $m"
 		done
 	fi
 	rm -rf "$tmp"
