@@ -47,17 +47,6 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$cat" ] || [ ! -x "$xfer" ] ||
 	exit 4
 fi
 
-# unload NAME: delete the module, waiting up to 10 s while it is in use
-unload() {
-	local i
-
-	for i in $(seq 100); do
-		rmmod "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	rmmod "$1"
-}
-
 # refused NAME: rmmod must fail because the module is in use
 refused() {
 	local out
@@ -76,9 +65,30 @@ head -c $((2 << 20)) /dev/urandom > "$tmp/ddp.in"
 want=$(sha256sum < "$tmp/data" | cut -d' ' -f1)
 dwant=$(sha256sum < "$tmp/ddp.in" | cut -d' ' -f1)
 
+# held NAME: what holds module NAME (its count, the modules using it, the
+# MPA sockets of this namespace), for a failure's message
+held() {
+	echo "# $1: refcnt $(cat "/sys/module/$1/refcnt" 2>/dev/null)," \
+		"used by: $(cd "/sys/module/$1/holders" 2>/dev/null && echo *)"
+	ss -tanHi 2>/dev/null | grep -c "ulp-mpa" | sed 's/^/# MPA sockets here: /'
+	ip netns list 2>/dev/null | sed 's/^/# netns /'
+}
+
+# Users of the modules left by the tests before (closed sockets waiting
+# for their peer's FIN, tcp_fin_timeout 60 s) may hold them for a while.
 modprobe -q crc32c
-loaded ddp && ! unload ddp && echo "# cannot unload ddp before the test"
-loaded mpa && ! unload mpa && echo "# cannot unload mpa before the test"
+# A module still held then is a test's leftover: no cycle can run.
+held_by=
+t0=$(date +%s)
+if ! unload ddp 90; then
+	held ddp
+	held_by=" ddp mpa"	# ddp.ko holds mpa.ko
+elif ! unload mpa 90; then
+	held mpa
+	held_by=" mpa"
+fi
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 10 ] || echo "# waited $((t1 - t0)) s for the modules' users before the test"
 
 # cycle N: prints why it failed; returns 0 when everything held.
 # The children must not inherit the PD: it is opened after they started.
@@ -87,8 +97,8 @@ loaded mpa && ! unload mpa && echo "# cannot unload mpa before the test"
 cycle() {
 	local k lp ip dl ds pdfd lpids=() ipids=() bad=0 st
 
-	insmod "$mpa_ko" || return 1
-	insmod "$ddp_ko" || return 1
+	insmod "$mpa_ko" || { held mpa; return 1; }
+	insmod "$ddp_ko" || { held ddp; return 1; }
 
 	for k in $(seq "$conns"); do
 		port=$((port + 1))
@@ -132,7 +142,7 @@ cycle() {
 		bad=1
 	fi
 	exec {pdfd}>&-
-	unload ddp || { echo "# ddp refcnt $(cat /sys/module/ddp/refcnt)"; bad=1; }
+	unload ddp || { held ddp; bad=1; }
 
 	# the MPA connections carried their first half: mpa.ko is held by them
 	for k in $(seq "$conns"); do
@@ -161,27 +171,36 @@ cycle() {
 	pids=()
 
 	# closed: mpa.ko goes
-	unload mpa || { echo "# mpa refcnt $(cat /sys/module/mpa/refcnt)"; bad=1; }
+	unload mpa || { held mpa; bad=1; }
 	return $bad
 }
 
 fail=0
 t0=$(date +%s)
 for i in $(seq "$cycles"); do
-	if cycle "$i"; then
+	if [ -n "$held_by" ]; then
+		echo "not ok $i module cycle $i # cannot unload:$held_by"
+		fail=1
+	elif cycle "$i"; then
 		echo "ok $i module cycle $i: $conns MPA connections, a DDP transfer, unloads refused while open"
 	else
 		echo "not ok $i module cycle $i"
 		fail=1
-		loaded ddp && rmmod ddp
-		loaded mpa && rmmod mpa
+		# the next cycle starts with neither loaded
+		if ! unload ddp 30; then
+			held ddp
+			held_by=" ddp mpa"
+		elif ! unload mpa 30; then
+			held mpa
+			held_by=" mpa"
+		fi
 	fi
 done
 t1=$(date +%s)
 echo "# $cycles cycles in $((t1 - t0)) s"
 
 # load them again for the tests that follow
-if insmod "$mpa_ko" && insmod "$ddp_ko"; then
+if { loaded mpa || insmod "$mpa_ko"; } && { loaded ddp || insmod "$ddp_ko"; }; then
 	echo "ok $((cycles + 1)) modules loaded again"
 else
 	echo "not ok $((cycles + 1)) modules loaded again"

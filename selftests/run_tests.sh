@@ -38,12 +38,24 @@ if ! load mpa "$MPA_KO" || ! load ddp "$DDP_KO"; then
 	exit 1
 fi
 
+# ours: the modules of this project (and siw) loaded, on one line; a test
+# that leaves one loaded (or unloads one) is named, for the tests after it
+ours() {
+	awk 'BEGIN { split("mpa ddp rdmap iwmpa siw ddp_kconsumer rdmap_kconsumer " \
+			   "rdmap_rping mpa_echo", m); for (i in m) w[m[i]] = 1 }
+	     $1 in w { print $1 }' /proc/modules | sort | tr '\n' ' '
+}
+
 rc=0 n=0
 for t in "$@"; do
 	n=$((n + 1))
 	echo "# selftests: mpa: $t"
+	before=$(ours)
 	(cd "$here" && ./"$t") 2>&1 | sed -u 's/^/# /'
 	st=${PIPESTATUS[0]}
+	after=$(ours)
+	[ "$after" = "$before" ] ||
+		echo "# $t: modules loaded before: $before; after: $after"
 	if [ "$st" -eq 0 ]; then
 		echo "ok $n selftests: mpa: $t"
 	elif [ "$st" -eq 4 ]; then
