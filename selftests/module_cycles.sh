@@ -74,21 +74,26 @@ held() {
 	ip netns list 2>/dev/null | sed 's/^/# netns /'
 }
 
+# unload_both SECONDS: ddp.ko, then mpa.ko, each given SECONDS to lose
+# its users; $held_by names what stays (no cycle can run then)
+unload_both() {
+	if ! unload ddp "$1"; then
+		held ddp
+		held_by=" ddp mpa"	# ddp.ko holds mpa.ko
+	elif ! unload mpa "$1"; then
+		held mpa
+		held_by=" mpa"
+	fi
+}
+
 # Users of the modules left by the tests before (closed sockets waiting
 # for their peer's FIN, tcp_fin_timeout 60 s) may hold them for a while.
 modprobe -q crc32c
-# A module still held then is a test's leftover: no cycle can run.
 held_by=
-t0=$(date +%s)
-if ! unload ddp 90; then
-	held ddp
-	held_by=" ddp mpa"	# ddp.ko holds mpa.ko
-elif ! unload mpa 90; then
-	held mpa
-	held_by=" mpa"
-fi
-t1=$(date +%s)
-[ $((t1 - t0)) -lt 10 ] || echo "# waited $((t1 - t0)) s for the modules' users before the test"
+t0=$SECONDS
+unload_both 90
+[ $((SECONDS - t0)) -lt 10 ] ||
+	echo "# waited $((SECONDS - t0)) s for the modules' users before the test"
 
 # cycle N: prints why it failed; returns 0 when everything held.
 # The children must not inherit the PD: it is opened after they started.
@@ -176,7 +181,7 @@ cycle() {
 }
 
 fail=0
-t0=$(date +%s)
+t0=$SECONDS
 for i in $(seq "$cycles"); do
 	if [ -n "$held_by" ]; then
 		echo "not ok $i module cycle $i # cannot unload:$held_by"
@@ -187,17 +192,10 @@ for i in $(seq "$cycles"); do
 		echo "not ok $i module cycle $i"
 		fail=1
 		# the next cycle starts with neither loaded
-		if ! unload ddp 30; then
-			held ddp
-			held_by=" ddp mpa"
-		elif ! unload mpa 30; then
-			held mpa
-			held_by=" mpa"
-		fi
+		unload_both 30
 	fi
 done
-t1=$(date +%s)
-echo "# $cycles cycles in $((t1 - t0)) s"
+echo "# $cycles cycles in $((SECONDS - t0)) s"
 
 # load them again for the tests that follow
 if { loaded mpa || insmod "$mpa_ko"; } && { loaded ddp || insmod "$ddp_ko"; }; then
