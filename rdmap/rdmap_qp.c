@@ -117,6 +117,7 @@ struct rdmap_outbound {
  * @term_len: octets of @term_buf
  * @term_buf: the encoded Terminate
  * @work: sends the Read Responses and the Terminate
+ * @cpu: the CPU @work is queued on: the one rdmap_qp_create() ran on
  */
 struct rdmap_qp {
 	struct ddp_stream		*s;
@@ -149,7 +150,18 @@ struct rdmap_qp {
 	u32				term_len;
 	u8				term_buf[RDMAP_TERM_MAX_LEN];
 	struct work_struct		work;
+	int				cpu;
 };
+
+/*
+ * Queue @qp's work on its own CPU, not on the one that received the
+ * request: over veth or loopback that is the requester's, whose process
+ * the work would preempt before the response could go.
+ */
+static void rdmap_kick(struct rdmap_qp *qp)
+{
+	queue_work_on(qp->cpu, rdmap_wq, &qp->work);
+}
 
 static void rdmap_report(struct rdmap_qp *qp, const struct rdmap_event *ev)
 {
@@ -211,7 +223,7 @@ static void rdmap_fail(struct rdmap_qp *qp, struct ddp_stream *s,
 	}
 	spin_unlock_bh(&qp->lock);
 	if (len >= 0)
-		queue_work(rdmap_wq, &qp->work);
+		rdmap_kick(qp);
 	rdmap_report(qp, &ev);
 	rdmap_flush_reads(qp);
 }
@@ -383,7 +395,7 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	in->slot = slot;
 	qp->in_count++;
 	spin_unlock_bh(&qp->lock);
-	queue_work(rdmap_wq, &qp->work);
+	rdmap_kick(qp);
 }
 
 /* The peer's Terminate arrived: the stream ends, nothing is sent back. */
@@ -924,7 +936,10 @@ static inline int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
  * Binds DDP with three queues and posts RDMAP's own buffers: IRD Read
  * Request slots and two for the Terminate. The peer should not send
  * before this returned: a Read Request or Terminate that arrives before
- * its buffer is posted is a DDP error. Process context.
+ * its buffer is posted is a DDP error. The Read Responses and the
+ * Terminate go from a work item on the CPU this is called on (as siw's
+ * transmit thread of a queue pair, or nvmet-tcp's I/O CPU of a queue).
+ * Process context.
  * Return: the queue pair, or an ERR_PTR (-EINVAL for an IRD or ORD out
  * of range, or what ddp_stream_bind() returns).
  */
@@ -957,6 +972,8 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 	mutex_init(&qp->work_mutex);
 	mutex_init(&qp->rtr_mutex);
 	INIT_WORK(&qp->work, rdmap_work);
+	/* the consumer's CPU; an offline one runs it on another */
+	qp->cpu = raw_smp_processor_id();
 
 	s = ddp_stream_bind(pd, sock, RDMAP_WIRE_NQUEUES, &rdmap_ddp_ops, qp);
 	if (IS_ERR(s)) {
@@ -971,7 +988,7 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 		goto err_release;
 	WRITE_ONCE(qp->s, s);
 	/* what the receive path found before @s was set */
-	queue_work(rdmap_wq, &qp->work);
+	rdmap_kick(qp);
 	/* an RTR that cannot go now goes with the first message */
 	rdmap_tx_rtr(qp, false);
 	return qp;
