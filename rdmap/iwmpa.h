@@ -305,9 +305,11 @@ struct iwmpa_rxb {
 /**
  * struct iwmpa_orqe - an RDMA Read sent
  * @id: its work request id
- * @stag: the sink's DDP STag, bound to the stream for the Read's time
+ * @stag: the sink's DDP STag, bound to the stream for the Read's time; 0
+ *	when the sink is named by its region's own STag
  * @mr: the sink's region, held until @stag is invalidated and DDP's
- *	placements into it are over
+ *	placements into it are over (until the Read completes or is
+ *	reaped when @stag is 0)
  * @signalled: complete it into the CQ when it succeeds
  * @unpublished: @stag is invalidated; @mr waits for a grace period
  * @opcode: SIW_OP_READ, or SIW_OP_READ_LOCAL_INV: invalidate the sink

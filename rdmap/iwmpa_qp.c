@@ -820,11 +820,13 @@ static bool iwmpa_mr_put_rcu(struct iwmpa_mr *mr)
 
 /*
  * A Read completed (its Read Response placed) or was flushed: softirq.
- * A completed Read's sink STag is unpublished at once (as a Send with
+ * A completed Read's own sink STag is unpublished at once (as a Send with
  * Invalidate would, without sleeping) and its region let go after a grace
- * period; a flushed Read's sink waits for iwmpa_orq_reap(). A Read with
- * local invalidate invalidates its sink region's STag before it
- * completes.
+ * period; a sink named by its region's STag lets the region go at once
+ * (the region's registration outlives the placements into it, see
+ * iwmpa_dereg_mr()); a flushed Read's sink waits for iwmpa_orq_reap().
+ * A Read with local invalidate invalidates its sink region's STag before
+ * it completes.
  */
 static void iwmpa_read_done(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 			    u64 cookie, u16 status, u32 len)
@@ -845,7 +847,12 @@ static void iwmpa_read_done(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 	if (o->signalled || status != SIW_WC_SUCCESS)
 		iwmpa_complete(qp, qp->scq, o->id, o->opcode, status, len, 0,
 			       false);
-	if (status == SIW_WC_SUCCESS && !ddp_invalidate_remote(s, o->stag)) {
+	if (status == SIW_WC_SUCCESS && !o->stag) {
+		/* named by its region's STag: its registration guards it */
+		iwmpa_mr_put(o->mr);
+		o->mr = NULL;
+	} else if (status == SIW_WC_SUCCESS &&
+		   !ddp_invalidate_remote(s, o->stag)) {
 		o->stag = 0;
 		/* a sink in kernel memory (local DMA lkey) has no region */
 		if (o->mr && !iwmpa_mr_put_rcu(o->mr))
@@ -1001,8 +1008,12 @@ static u16 iwmpa_sink_pages(struct iwmpa_qp *qp, const struct siw_sge *sge,
 }
 
 /*
- * An RDMA Read (SIW_OP_READ, or SIW_OP_READ_LOCAL_INV from a kernel QP):
- * its sink gets a STag of the stream for the Read's time.
+ * An RDMA Read (SIW_OP_READ, or SIW_OP_READ_LOCAL_INV from a kernel QP).
+ * A sink in a region the peer may write is named by the region's own
+ * STag, as an iWARP RNIC names it (the kernel's RDMA R/W API registers
+ * its Read sinks with remote write access for iWARP); any other sink
+ * (a region without remote write access, kernel memory of the local DMA
+ * lkey) gets an STag of the stream for the Read's time.
  */
 static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 			 bool signalled, u32 *bytes, int flags)
@@ -1031,19 +1042,25 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	status = iwmpa_sink_pages(qp, sge, &mr, &pages, &first);
 	if (status != SIW_WC_SUCCESS)
 		return status;
-	ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq), pages,
-			    DIV_ROUND_UP(first + sge->length, PAGE_SIZE), first,
-			    sge->length, sge->laddr, DDP_ACCESS_REMOTE_WRITE,
-			    &wr.sink_stag);
-	if (!mr)
-		kvfree(pages);
-	if (ret) {
-		if (mr)
-			iwmpa_mr_put(mr);
-		return SIW_WC_GENERAL_ERR;
+	if (mr && (mr->access & IB_ACCESS_REMOTE_WRITE)) {
+		wr.sink_stag = READ_ONCE(mr->stag);
+		o->stag = 0;
+	} else {
+		ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq),
+				    pages, DIV_ROUND_UP(first + sge->length,
+							PAGE_SIZE),
+				    first, sge->length, sge->laddr,
+				    DDP_ACCESS_REMOTE_WRITE, &wr.sink_stag);
+		if (!mr)
+			kvfree(pages);
+		if (ret) {
+			if (mr)
+				iwmpa_mr_put(mr);
+			return SIW_WC_GENERAL_ERR;
+		}
+		o->stag = wr.sink_stag;
 	}
 	o->id = sqe->id;
-	o->stag = wr.sink_stag;
 	o->mr = mr;
 	o->signalled = signalled;
 	o->unpublished = false;
@@ -1054,7 +1071,8 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	if (ret) {
 		/* never sent: nothing completes it (rare for -EAGAIN) */
 		qp->orq_tail--;
-		ddp_invalidate(qp->pd->ddp, o->stag);
+		if (o->stag)
+			ddp_invalidate(qp->pd->ddp, o->stag);
 		o->stag = 0;
 		o->mr = NULL;
 		if (mr)
