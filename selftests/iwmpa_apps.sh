@@ -14,7 +14,8 @@
 #     rping -s -S 1000 -C 100 <- rping -c -C 100 -V -S 1000, both ways,
 #     with dumpcap on veth1 during the first one and a tshark decode
 #     (MPA Request/Reply with C=1, every FPDU's CRC good, the RDMAP
-#     Sends, Read Requests, Read Responses and Writes rping makes);
+#     Sends, Read Requests, Read Responses and Writes rping makes, the
+#     server's Reads all naming one Data Sink STag: its region's);
 #     rdma_server <- rdma_client;
 #     iwmpa_srq server <- iwmpa_srq client (this directory's): two
 #     connections whose server QPs share an SRQ with its limit armed,
@@ -43,7 +44,8 @@
 #     in each: rping both ways, each captured on veth1 and decoded with
 #     tshark (one Request and one Reply, both of that revision, no M, no
 #     R; C=1 in the Reply and in iwmpa's Request; every FPDU's CRC good;
-#     the RDMAP messages rping makes); ib_send_bw, ib_write_bw,
+#     the RDMAP messages rping makes, one Data Sink STag in the server's
+#     Reads); ib_send_bw, ib_write_bw,
 #     ib_read_bw (-R -F -n 200 -s 65536), ib_send_lat, ib_write_lat,
 #     ib_read_lat (-R -F -n 100), ib_send_bw and ib_send_lat with
 #     --use-srq, iwm0 server <- siw1 client, then siw1
@@ -462,10 +464,11 @@ mpa_frames() {
 
 # fpdu_lines PCAP PORT PFX: one line per FPDU of the capture of a
 # connection to PORT in $tmp/PFXfpdus.txt: direction (c>s to PORT), the
-# RDMAP opcode, 1 if its CRC is good; prints the counts
+# RDMAP opcode, 1 if its CRC is good, a Read Request's Data Sink STag
+# (- if none); prints the counts
 fpdu_lines() {
 	siw_fpdus -r "$1" | awk -v port="$2" '{
-		print ($2 == port ? "c>s" : "s>c"), $3, $9 }' > "$tmp/$3fpdus.txt"
+		print ($2 == port ? "c>s" : "s>c"), $3, $9, $10 }' > "$tmp/$3fpdus.txt"
 	awk '{ k = $1 " op " $2; c[k]++; g[k] += $3 }
 	     END { for (k in c) printf "# FPDUs %s: %d, %d with a good CRC\n", k, c[k], g[k] }' \
 		"$tmp/$3fpdus.txt" | sort
@@ -487,9 +490,12 @@ expert_bad() {
 # of fpdu_lines; adds to $bad. Per ping the client Sends its buffer's
 # STag, the server Reads it (Read Request, Read Response(s)), Sends,
 # Writes it back (-V), the client Sends again and the server answers; a
-# Read Response or Write of 1000 octets may take several FPDUs
+# Read Response or Write of 1000 octets may take several FPDUs. The
+# server's Reads go to one buffer of a region with remote write access:
+# each names it by the region's STag (iwmpa as siw and iWARP RNICs), one
+# Data Sink STag in all of them
 rping_ops() {
-	local fp=$1
+	local fp=$1 sinks
 
 	fl() { awk -v d="$1" -v o="$2" '$1 == d && $2 == o' "$fp" | wc -l; }
 	want() {	# DIR OPCODE MIN MAX
@@ -506,6 +512,11 @@ rping_ops() {
 	want 's>c' 0x01 "$count" "$count"
 	want 'c>s' 0x02 "$count" $((4 * count))
 	want 's>c' 0x00 "$count" $((4 * count))
+	sinks=$(awk '$1 == "s>c" && $2 == "0x01" { print $4 }' "$fp" | sort -u)
+	if [ "$(echo "$sinks" | wc -w)" != 1 ] || [ "$sinks" = - ]; then
+		echo "# the server's Read Requests name $(echo "$sinks" | wc -w) Data Sink STags, expected 1: $(echo "$sinks" | head -4 | tr '\n' ' ')..."
+		bad="$bad sink-stag"
+	fi
 }
 
 # 3-5: rping both ways, the first one captured on veth1

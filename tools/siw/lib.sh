@@ -89,8 +89,9 @@ siw_bw_iters() {
 # tshark (-T pdml; at most 600 s): "SRC DST OPCODE TAGGED LAST DATA MO RDSZ
 # CRC": the TCP ports, the RDMAP opcode (- if none), the DDP T and L flags
 # (0/1), the data octets (ULPDU length less the DDP/RDMAP header: 14
-# tagged, 18 untagged), the message offset, a Read Request's size, and 1
-# if the CRC is good. TSHARK-ARGS name the capture (-r FILE) and options.
+# tagged, 18 untagged), the message offset, a Read Request's size, 1
+# if the CRC is good, and a Read Request's Data Sink STag (- if none).
+# TSHARK-ARGS name the capture (-r FILE) and options.
 siw_fpdus() {
 	timeout 600 tshark "$@" -T pdml 2>/dev/null | awk '
 	function attr(a,   r) {
@@ -103,7 +104,8 @@ siw_fpdus() {
 	function flush() {
 		if (have)
 			print src, dst, (op == "" ? "-" : op), tg, last,
-				ulen - (tg ? 14 : 18), mo + 0, rdsz + 0, crc
+				ulen - (tg ? 14 : 18), mo + 0, rdsz + 0, crc,
+				(sink == "" ? "-" : sink)
 		have = 0
 	}
 	/<field name="/ {
@@ -114,7 +116,7 @@ siw_fpdus() {
 			dst = attr("show")
 		} else if (name == "iwarp_mpa.fpdu") {
 			flush(); have = 1; crc = 0; op = ""; tg = 0; last = 0
-			ulen = 0; mo = 0; rdsz = 0; nul = 0
+			ulen = 0; mo = 0; rdsz = 0; nul = 0; sink = ""
 		} else if (have && name == "iwarp_mpa.ulpdulength" && !nul++) {
 			ulen = attr("show")
 		} else if (have && name == "iwarp_mpa.crc_check") {
@@ -127,6 +129,8 @@ siw_fpdus() {
 			mo = attr("show")
 		} else if (have && name == "iwarp_rdma.rdmardsz") {
 			rdsz = attr("show")
+		} else if (have && name == "iwarp_rdma.sinkstag") {
+			sink = attr("show")
 		} else if (have && name == "iwarp_rdma.opcode" && op == "") {
 			op = attr("show")
 		}
