@@ -1043,7 +1043,8 @@ static u16 iwmpa_sq_read(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 	if (status != SIW_WC_SUCCESS)
 		return status;
 	if (mr && (mr->access & IB_ACCESS_REMOTE_WRITE)) {
-		wr.sink_stag = READ_ONCE(mr->stag);
+		/* the key the lookup checked, not a later one of the region */
+		wr.sink_stag = sge->lkey;
 		o->stag = 0;
 	} else {
 		ret = ddp_reg_pages(qp->pd->ddp, rdmap_qp_stream(qp->rq),
