@@ -486,8 +486,9 @@ expert_bad() {
 	[ ! -s "$tmp/$2expert.bad" ]
 }
 
-# rping_ops FPDUS: the RDMAP messages of rping -C $count in the FPDU lines
-# of fpdu_lines; adds to $bad. Per ping the client Sends its buffer's
+# rping_ops FPDUS [PFX]: the RDMAP messages of rping -C $count in the FPDU
+# lines of fpdu_lines; adds to $bad (keys prefixed with PFX, with the
+# counts found). Per ping the client Sends its buffer's
 # STag, the server Reads it (Read Request, Read Response(s)), Sends,
 # Writes it back (-V), the client Sends again and the server answers; a
 # Read Response or Write of 1000 octets may take several FPDUs. The
@@ -495,7 +496,7 @@ expert_bad() {
 # each names it by the region's STag (iwmpa as siw and iWARP RNICs), one
 # Data Sink STag in all of them
 rping_ops() {
-	local fp=$1 sinks
+	local fp=$1 pfx=${2:-} sinks n
 
 	fl() { awk -v d="$1" -v o="$2" '$1 == d && $2 == o' "$fp" | wc -l; }
 	want() {	# DIR OPCODE MIN MAX
@@ -503,8 +504,8 @@ rping_ops() {
 
 		got=$(fl "$1" "$2")
 		if [ "$got" -lt "$3" ] || [ "$got" -gt "$4" ]; then
-			echo "# $1 opcode $2: $got FPDUs, expected $3..$4"
-			bad="$bad $1-$2"
+			echo "# $pfx$1 opcode $2: $got FPDUs, expected $3..$4"
+			bad="$bad $pfx$1-$2=$got"
 		fi
 	}
 	want 'c>s' 0x03 $((2 * count)) $((2 * count))
@@ -513,9 +514,10 @@ rping_ops() {
 	want 'c>s' 0x02 "$count" $((4 * count))
 	want 's>c' 0x00 "$count" $((4 * count))
 	sinks=$(awk '$1 == "s>c" && $2 == "0x01" { print $4 }' "$fp" | sort -u)
-	if [ "$(echo "$sinks" | wc -w)" != 1 ] || [ "$sinks" = - ]; then
-		echo "# the server's Read Requests name $(echo "$sinks" | wc -w) Data Sink STags, expected 1: $(echo "$sinks" | head -4 | tr '\n' ' ')..."
-		bad="$bad sink-stag"
+	n=$(echo "$sinks" | wc -w)
+	if [ "$n" != 1 ] || [ "$sinks" = - ]; then
+		echo "# ${pfx}server's Read Requests name $n Data Sink STags, expected 1: $(echo "$sinks" | head -4 | tr '\n' ' ')..."
+		bad="$bad ${pfx}sink-stags=$n"
 	fi
 }
 
@@ -572,18 +574,23 @@ else
 		good=$(awk '$3 == 1' "$tmp/fpdus.txt" | wc -l)
 		echo "# $total FPDUs, $good with a good CRC"
 		[ "$total" -gt 0 ] || bad="$bad no-fpdus"
-		[ "$crc_on" != 2 ] || [ "$good" = "$total" ] || bad="$bad crc"
-		expert_bad "$tmp/rping.pcapng" "" || bad="$bad expert"
+		[ "$crc_on" != 2 ] || [ "$good" = "$total" ] || bad="$bad crc=$good/$total"
+		expert_bad "$tmp/rping.pcapng" "" ||
+			bad="$bad expert=$(wc -l < "$tmp/expert.bad")"
 		if [ "$res_rp1" = 0 ]; then
 			rping_ops "$tmp/fpdus.txt"
 		else
 			bad="$bad rping-failed"
 		fi
+		# a capture that missed packets explains a failure, is none itself
+		lost=$(siw_capture_lost "$tmp/dumpcap.log") ||
+			echo "# dumpcap: $lost packets captured/received/dropped"
+		[ -z "$bad" ] || [ -z "$lost" ] || bad="$bad capture=$lost"
 		if [ -z "$bad" ]; then
 			ok "${names[4]}"
 		else
 			echo "# capture check failed:$bad"
-			not_ok "${names[4]}"
+			not_ok "${names[4]} (failed:$bad)"
 		fi
 	fi
 fi
@@ -717,7 +724,7 @@ mixed_setup() {
 # rping client sends no other Write or Read Request
 mixed_cap() {
 	local pcap=$1 port=$2 pfx=$3 rev=$4 ini=$5 res=$6 k f v c creq='' crep=''
-	local total good rtr w=0 rd=0 fp=$tmp/${pfx}fpdus.txt
+	local total good rtr lost w=0 rd=0 fp=$tmp/${pfx}fpdus.txt
 
 	mpa_frames "$pcap" "$pfx"
 	sed "s/^/# $pfx: MPA /; s/\$/ (flags, Rev)/" "$tmp/${pfx}rr.chk"
@@ -751,12 +758,19 @@ mixed_cap() {
 	good=$(awk '$3 == 1' "$tmp/${pfx}fpdus.txt" | wc -l)
 	echo "# $pfx: $total FPDUs, $good with a good CRC"
 	[ "$total" -gt 0 ] || bad="$bad $pfx-no-fpdus"
-	[ "$crep" != 1 ] || [ "$good" = "$total" ] || bad="$bad $pfx-crc"
-	expert_bad "$pcap" "$pfx" || bad="$bad $pfx-expert"
+	[ "$crep" != 1 ] || [ "$good" = "$total" ] || bad="$bad $pfx-crc=$good/$total"
+	expert_bad "$pcap" "$pfx" ||
+		bad="$bad $pfx-expert=$(wc -l < "$tmp/${pfx}expert.bad")"
+	# a capture that missed packets explains a failure, is none itself
+	lost=$(siw_capture_lost "$tmp/$pfx.dumpcap.log") ||
+		echo "# $pfx: dumpcap: $lost packets captured/received/dropped"
 	# a failed rping is its own test's failure: the frames and CRCs of
 	# what it sent are checked all the same
-	[ "$res" = 0 ] || return
-	rping_ops "$tmp/${pfx}fpdus.txt"
+	if [ "$res" != 0 ]; then
+		[ -z "$bad" ] || [ -z "$lost" ] || bad="$bad $pfx-capture=$lost"
+		return
+	fi
+	rping_ops "$tmp/${pfx}fpdus.txt" "$pfx-"
 	rtr=$(rtr_type "$pfx")
 	case $rtr in
 	write) w=1 ;;
@@ -765,6 +779,7 @@ mixed_cap() {
 	echo "# $pfx: RTR agreed: $rtr"
 	[ "$(fl 'c>s' 0x00)" = "$w" ] || { echo "# $pfx: c>s Writes: $(fl 'c>s' 0x00), expected $w"; bad="$bad $pfx-rtr"; }
 	[ "$(fl 'c>s' 0x01)" = "$rd" ] || { echo "# $pfx: c>s Read Requests: $(fl 'c>s' 0x01), expected $rd"; bad="$bad $pfx-rtr"; }
+	[ -z "$bad" ] || [ -z "$lost" ] || bad="$bad $pfx-capture=$lost"
 }
 
 # siw_rev1_server_why: why rping fails with a siw server in revision 1
@@ -896,7 +911,7 @@ mixed() {
 				ok "${names[$j]}"
 			else
 				echo "# capture check failed:$bad"
-				not_ok "${names[$j]}"
+				not_ok "${names[$j]} (failed:$bad)"
 			fi
 		fi
 	fi

@@ -69,6 +69,21 @@ siw_capture_stop() {
 	SIW_CAP_PID=
 }
 
+# siw_capture_lost LOG: 0 if the capture whose dumpcap -q output is LOG
+# kept every packet the interface gave it; else 1, printing "C/R/D" (the
+# packets captured, received and dropped: dumpcap's statistics at its end)
+siw_capture_lost() {
+	awk '/^Packets captured:/ { c = $3 }
+	     /^Packets received\/dropped/ { split($(NF - 2), rd, "/") }
+	     END {
+		if (c == "" || rd[1] == "" || c != rd[1] || rd[2] != 0) {
+			printf "%s/%s/%s\n", c == "" ? "?" : c,
+				rd[1] == "" ? "?" : rd[1], rd[2] == "" ? "?" : rd[2]
+			exit 1
+		}
+	     }' "$1"
+}
+
 # siw_bw_avg FILE: the "BW average[MB/sec]" column of ib_write_bw's result
 # line (perftest: MB = 2^20 bytes). Under TCG perftest's cycle-counter
 # clock is unusable ("Correlation coefficient r^2 < 0.9") and it prints
