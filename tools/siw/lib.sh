@@ -73,8 +73,8 @@ siw_capture_stop() {
 # kept every packet the interface gave it; else 1, printing "C/R/D" (the
 # packets captured, received and dropped: dumpcap's statistics at its end)
 siw_capture_lost() {
-	awk '/^Packets captured:/ { c = $3 }
-	     /^Packets received\/dropped/ { split($(NF - 2), rd, "/") }
+	awk '/Packets captured:/ { c = $NF }
+	     /Packets received\/dropped/ { split($(NF - 2), rd, "/") }
 	     END {
 		if (c == "" || rd[1] == "" || c != rd[1] || rd[2] != 0) {
 			printf "%s/%s/%s\n", c == "" ? "?" : c,
