@@ -9,7 +9,8 @@
  * a Read Request is decoded and its Data Source checked against the
  * registered buffer, which is held for the response. What must be sent
  * in answer, Read Responses in the order of their requests and the one
- * Terminate, is sent by the queue pair's work item, which may sleep.
+ * Terminate, is sent by the transmit thread of the queue pair's CPU,
+ * which may sleep.
  *
  * See include/net/rdmap.h for the API and Documentation/rdmap.rst.
  */
@@ -17,8 +18,12 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/smpboot.h>
 #include <linux/spinlock.h>
+#include <linux/wait_bit.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <net/iwarp_compat.h>
@@ -29,12 +34,33 @@
 #include "rdmap_proto.h"
 
 /*
- * The queue pairs' work items. A rescuer (WQ_MEM_RECLAIM): the Read
- * Responses of a kernel ULP's stream (the host side of NVMe over Fabrics
- * answers its target's Reads of the pages it writes back) must not wait
- * for a new worker to be created when memory is short.
+ * What a queue pair sends in answer goes from the transmit thread of its
+ * CPU (one per CPU, "rdmap_tx/N", parked while the CPU is offline): a
+ * Read Response neither waits for a worker nor runs on the requester's
+ * CPU. A queue pair whose CPU is offline, or whose thread is not up yet,
+ * has its work item run by rdmap_wq instead. Neither needs memory to run
+ * (the queue's rescuer, WQ_MEM_RECLAIM): the Read Responses of a kernel
+ * ULP's stream (the host side of NVMe over Fabrics answers its target's
+ * Reads of the pages it writes back) must not wait for an allocation.
  */
 static struct workqueue_struct *rdmap_wq;
+
+/**
+ * struct rdmap_txq - the queue pairs a CPU's transmit thread is to run
+ * @lock: protects the rest, and the @tx_entry and @tx_running of the
+ *	queue pairs of this CPU
+ * @qps: queue pairs kicked and not run yet, oldest first
+ * @up: the thread runs (from its setup or unpark to its park): kicks go
+ *	to it; otherwise to rdmap_wq
+ */
+struct rdmap_txq {
+	spinlock_t		lock;	/* @qps, @up, the QPs' tx fields */
+	struct list_head	qps;
+	bool			up;
+};
+
+static DEFINE_PER_CPU(struct rdmap_txq, rdmap_txq);
+static DEFINE_PER_CPU(struct task_struct *, rdmap_tx_task);
 
 /* RDMAP's own receive buffers, all in one page */
 #define RDMAP_RREQ_SLOT		32	/* one Read Request (28 octets) each */
@@ -57,12 +83,15 @@ enum rdmap_rtr_rx {
  * struct rdmap_inbound - a Read Request of the peer, to be answered
  * @rr: the request
  * @mr: its Data Source, held (NULL for a Read of 0 octets)
- * @slot: the queue 1 buffer it came in, posted again after the answer
+ * @slot: the queue 1 buffer it came in, posted again before the answer
+ * @reposted: @slot is posted again, the answer did not go yet (in
+ *	&rdmap_qp.in_tx only)
  */
 struct rdmap_inbound {
 	struct rdmap_read_req	rr;
 	struct ddp_mr		*mr;
 	u32			slot;
+	bool			reposted;
 };
 
 /**
@@ -94,6 +123,10 @@ struct rdmap_outbound {
  * @in: the peer's Read Requests, in arrival order
  * @in_head: oldest entry of @in
  * @in_count: entries in @in
+ * @in_tx: the oldest request, taken off @in to be answered (under
+ *	@work_mutex, as @in_tx_held)
+ * @in_tx_held: @in_tx waits for its answer: a round without waiting
+ *	could not send it
  * @out: this end's outstanding Reads, in the order sent
  * @out_head: oldest entry of @out
  * @out_count: entries in @out
@@ -116,8 +149,12 @@ struct rdmap_outbound {
  *	that MPA held and delivered within ddp_stream_bind())
  * @term_len: octets of @term_buf
  * @term_buf: the encoded Terminate
- * @work: sends the Read Responses and the Terminate
- * @cpu: the CPU @work is queued on: the one rdmap_qp_create() ran on
+ * @work: sends the Read Responses and the Terminate from rdmap_wq
+ *	while the thread of @cpu is not up
+ * @cpu: the CPU whose transmit thread sends them: the one
+ *	rdmap_qp_create() ran on
+ * @tx_entry: in the @qps of @cpu's &struct rdmap_txq, or empty
+ * @tx_running: @cpu's transmit thread runs this queue pair
  */
 struct rdmap_qp {
 	struct ddp_stream		*s;
@@ -132,6 +169,8 @@ struct rdmap_qp {
 	struct rdmap_inbound		in[RDMAP_MAX_IRD];
 	u32				in_head;
 	u32				in_count;
+	struct rdmap_inbound		in_tx;
+	bool				in_tx_held;
 	struct rdmap_outbound		out[RDMAP_MAX_ORD];
 	u32				out_head;
 	u32				out_count;
@@ -151,16 +190,33 @@ struct rdmap_qp {
 	u8				term_buf[RDMAP_TERM_MAX_LEN];
 	struct work_struct		work;
 	int				cpu;
+	struct list_head		tx_entry;
+	bool				tx_running;
 };
 
 /*
- * Queue @qp's work on its own CPU, not on the one that received the
- * request: over veth or loopback that is the requester's, whose process
- * the work would preempt before the response could go.
+ * Have @qp's Read Responses and Terminate sent by its own CPU's thread,
+ * not on the CPU that received the request: over veth or loopback that
+ * is the requester's, whose process the work would preempt before the
+ * response could go. Any context.
  */
 static void rdmap_kick(struct rdmap_qp *qp)
 {
-	queue_work_on(qp->cpu, rdmap_wq, &qp->work);
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, qp->cpu);
+	unsigned long flags;
+	bool wake = false;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (!q->up) {
+		queue_work(rdmap_wq, &qp->work);
+	} else if (list_empty(&qp->tx_entry)) {
+		/* a thread with queue pairs to run is awake already */
+		wake = list_empty(&q->qps);
+		list_add_tail(&qp->tx_entry, &q->qps);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (wake)
+		wake_up_process(per_cpu(rdmap_tx_task, qp->cpu));
 }
 
 static void rdmap_report(struct rdmap_qp *qp, const struct rdmap_event *ev)
@@ -658,29 +714,39 @@ static const struct ddp_stream_ops rdmap_ddp_ops = {
 	.refill = rdmap_ddp_refill,
 };
 
-/* Send the Read Response of @in; a failure ends the stream. */
-static void rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in)
+/*
+ * Send the Read Response of @in, the oldest request; a failure ends the
+ * stream. With @nowait only if it goes whole at once: -EAGAIN, nothing
+ * sent, else. Return: 0, or -EAGAIN (@in is answered unless -EAGAIN).
+ */
+static int rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in,
+			     bool nowait)
 {
 	struct ddp_msg msg = {
 		.tagged = true,
+		.nowait = nowait,
 		.stag = in->rr.sink_stag,
 		.to = in->rr.sink_to,
 		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
 	};
 	struct iov_iter empty;
-	int ret;
+	int ret = 0;
 
 	/*
 	 * The slot first: the peer may send its next request as soon as it
 	 * has this response (its ORD counts it free then).
 	 */
-	ret = rdmap_post_slot(qp, qp->s, in->slot, GFP_KERNEL_ACCOUNT);
+	if (!in->reposted)
+		ret = rdmap_post_slot(qp, qp->s, in->slot, GFP_KERNEL_ACCOUNT);
+	in->reposted = !ret;
 	if (!ret && in->mr) {
 		ret = ddp_send_mr(qp->s, &msg, in->mr, in->rr.src_to, in->rr.size);
 	} else if (!ret) {
 		iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
 		ret = ddp_send_msg(qp->s, &msg, &empty);
 	}
+	if (ret == -EAGAIN && nowait)
+		return ret;
 	if (in->mr)
 		ddp_mr_put(in->mr);
 	if (ret) {
@@ -695,6 +761,7 @@ static void rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in)
 		rdmap_fail(qp, qp->s, &t);
 		release_sock(qp->sock->sk);
 	}
+	return 0;
 }
 
 static void rdmap_send_term(struct rdmap_qp *qp)
@@ -711,49 +778,201 @@ static void rdmap_send_term(struct rdmap_qp *qp)
 	kernel_sock_shutdown(qp->sock, SHUT_WR);
 }
 
+enum rdmap_tx_what {
+	RDMAP_TX_NONE,
+	RDMAP_TX_TERM,		/* the Terminate, taken */
+	RDMAP_TX_READ,		/* the oldest Read Request, in @in_tx */
+	RDMAP_TX_LATER,		/* left for rdmap_wq */
+};
+
 /*
- * Take the next thing to send: 1 a Terminate, 2 a Read Response, 0 none;
- * *@more: something is left after it. What comes later queues the work.
+ * What to send next, under @work_mutex: the Terminate first, else the
+ * Read Response of the oldest request, in @in_tx: the one a round left
+ * there (@in_tx_held), or the head of the ring, taken off it now, before
+ * its answer, so that the peer's next request, which the answer allows,
+ * finds room. With @nowait the Terminate is left for rdmap_wq: its
+ * shutdown may wait.
  */
-static int rdmap_work_next(struct rdmap_qp *qp, struct rdmap_inbound *in,
-			   bool *more)
+static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait)
 {
-	int what = 0;
+	enum rdmap_tx_what what = RDMAP_TX_NONE;
 
 	spin_lock_bh(&qp->lock);
-	if (qp->term_pending) {
+	if (qp->term_pending && nowait) {
+		what = RDMAP_TX_LATER;
+	} else if (qp->term_pending) {
 		qp->term_pending = false;
 		qp->term_sent = true;
-		what = 1;
-	} else if (qp->in_count && !qp->terminated && !qp->closing) {
-		*in = qp->in[qp->in_head];
+		what = RDMAP_TX_TERM;
+	} else if (qp->terminated || qp->closing) {
+		what = RDMAP_TX_NONE;
+	} else if (qp->in_tx_held) {
+		what = RDMAP_TX_READ;
+	} else if (qp->in_count) {
+		qp->in_tx = qp->in[qp->in_head];
+		qp->in_tx.reposted = false;
+		qp->in_tx_held = true;
 		qp->in_head = (qp->in_head + 1) % RDMAP_MAX_IRD;
 		qp->in_count--;
-		what = 2;
+		what = RDMAP_TX_READ;
 	}
-	*more = qp->term_pending || qp->in_count;
 	spin_unlock_bh(&qp->lock);
 	return what;
 }
 
-static void rdmap_work(struct work_struct *work)
+/* something waits to be sent */
+static bool rdmap_tx_more(struct rdmap_qp *qp)
 {
-	struct rdmap_qp *qp = container_of(work, struct rdmap_qp, work);
-	struct rdmap_inbound in;
+	bool more;
+
+	spin_lock_bh(&qp->lock);
+	more = qp->term_pending || qp->in_count;
+	spin_unlock_bh(&qp->lock);
+	return more;
+}
+
+/*
+ * Send what waits, in order, a round at a time under @work_mutex. With
+ * @nowait (the transmit thread, which serves every queue pair of its CPU
+ * and must not wait on one peer): only what goes at once. Return: false
+ * when what is left is for rdmap_wq: a Terminate, a Read Response that
+ * cannot go whole now (longer than a segment, no send space), or a round
+ * that rdmap_wq runs already.
+ */
+static bool rdmap_tx(struct rdmap_qp *qp, bool nowait)
+{
+	enum rdmap_tx_what what;
 	bool more = false;
-	int what;
 
 	if (!READ_ONCE(qp->s))
-		return;	/* rdmap_qp_create() queues it again */
+		return true;	/* rdmap_qp_create() kicks it again */
 	do {
-		mutex_lock(&qp->work_mutex);
-		what = qp->released ? 0 : rdmap_work_next(qp, &in, &more);
-		if (what == 1)
+		if (!nowait)
+			mutex_lock(&qp->work_mutex);
+		else if (!mutex_trylock(&qp->work_mutex))
+			return false;
+		what = qp->released ? RDMAP_TX_NONE :
+		       rdmap_tx_next(qp, nowait);
+		if (what == RDMAP_TX_TERM) {
 			rdmap_send_term(qp);
-		else if (what == 2)
-			rdmap_answer_read(qp, &in);
+			more = true;
+		} else if (what == RDMAP_TX_READ) {
+			if (rdmap_answer_read(qp, &qp->in_tx, nowait)) {
+				what = RDMAP_TX_LATER;
+			} else {
+				qp->in_tx_held = false;
+				more = rdmap_tx_more(qp);
+			}
+		}
 		mutex_unlock(&qp->work_mutex);
-	} while (what && more);
+	} while (what != RDMAP_TX_NONE && what != RDMAP_TX_LATER && more);
+	return what != RDMAP_TX_LATER;
+}
+
+static void rdmap_work(struct work_struct *work)
+{
+	rdmap_tx(container_of(work, struct rdmap_qp, work), false);
+}
+
+static int rdmap_tx_should_run(unsigned int cpu)
+{
+	return !list_empty(&per_cpu_ptr(&rdmap_txq, cpu)->qps);
+}
+
+/* the transmit thread of @cpu: run the queue pairs kicked, in order */
+static void rdmap_tx_thread(unsigned int cpu)
+{
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, cpu);
+	struct rdmap_qp *qp;
+
+	spin_lock_irq(&q->lock);
+	while ((qp = list_first_entry_or_null(&q->qps, struct rdmap_qp,
+					      tx_entry))) {
+		list_del_init(&qp->tx_entry);
+		qp->tx_running = true;
+		spin_unlock_irq(&q->lock);
+		if (!rdmap_tx(qp, true))
+			queue_work(rdmap_wq, &qp->work);
+		spin_lock_irq(&q->lock);
+		qp->tx_running = false;
+		/* under @lock, which the waiter's condition takes */
+		wake_up_var(&qp->tx_running);
+		if (need_resched()) {
+			spin_unlock_irq(&q->lock);
+			cond_resched();
+			spin_lock_irq(&q->lock);
+		}
+	}
+	spin_unlock_irq(&q->lock);
+}
+
+static void rdmap_tx_unpark(unsigned int cpu)
+{
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, cpu);
+
+	spin_lock_irq(&q->lock);
+	q->up = true;
+	spin_unlock_irq(&q->lock);
+}
+
+/* @cpu goes offline: what its thread was to run goes to rdmap_wq */
+static void rdmap_tx_park(unsigned int cpu)
+{
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, cpu);
+	struct rdmap_qp *qp, *n;
+
+	spin_lock_irq(&q->lock);
+	q->up = false;
+	list_for_each_entry_safe(qp, n, &q->qps, tx_entry) {
+		list_del_init(&qp->tx_entry);
+		queue_work(rdmap_wq, &qp->work);
+		wake_up_var(&qp->tx_running);
+	}
+	spin_unlock_irq(&q->lock);
+}
+
+static struct smp_hotplug_thread rdmap_tx_threads = {
+	.store			= &rdmap_tx_task,
+	.thread_should_run	= rdmap_tx_should_run,
+	.thread_fn		= rdmap_tx_thread,
+	.thread_comm		= "rdmap_tx/%u",
+	.setup			= rdmap_tx_unpark,
+	.park			= rdmap_tx_park,
+	.unpark			= rdmap_tx_unpark,
+};
+
+/* @qp is neither waiting for its CPU's thread nor run by it */
+static bool rdmap_tx_idle(struct rdmap_qp *qp)
+{
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, qp->cpu);
+	bool idle;
+
+	spin_lock_irq(&q->lock);
+	idle = list_empty(&qp->tx_entry) && !qp->tx_running;
+	spin_unlock_irq(&q->lock);
+	return idle;
+}
+
+/* wait for what was kicked before: on the thread, then in rdmap_wq */
+static void rdmap_tx_flush(struct rdmap_qp *qp)
+{
+	wait_var_event(&qp->tx_running, rdmap_tx_idle(qp));
+	flush_work(&qp->work);
+}
+
+/*
+ * Nothing of @qp runs after this, or is left to run; only once nothing
+ * kicks it any more: no callback, and every round finds @released.
+ */
+static void rdmap_tx_cancel(struct rdmap_qp *qp)
+{
+	struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, qp->cpu);
+
+	spin_lock_irq(&q->lock);
+	list_del_init(&qp->tx_entry);
+	spin_unlock_irq(&q->lock);
+	wait_var_event(&qp->tx_running, rdmap_tx_idle(qp));
+	cancel_work_sync(&qp->work);
 }
 
 /*
@@ -771,9 +990,13 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 	WRITE_ONCE(qp->closing, true);
 	spin_unlock_bh(&qp->lock);
 	if (!abortive)
-		flush_work(&qp->work);
+		rdmap_tx_flush(qp);
 	mutex_lock(&qp->work_mutex);
 	qp->released = true;
+	/* a Read Response that could not go at once, nor after */
+	if (qp->in_tx_held && qp->in_tx.mr)
+		ddp_mr_put(qp->in_tx.mr);
+	qp->in_tx_held = false;
 	mutex_unlock(&qp->work_mutex);
 	/*
 	 * The held Data Sources go back before the release, which waits
@@ -788,8 +1011,8 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 	}
 	spin_unlock_bh(&qp->lock);
 	ddp_stream_release(s, abortive);
-	/* a work queued by the last callbacks finds @released */
-	cancel_work_sync(&qp->work);
+	/* a round kicked by the last callbacks finds @released */
+	rdmap_tx_cancel(qp);
 	rdmap_flush_reads(qp);
 }
 
@@ -937,8 +1160,9 @@ static inline int rdmap_tx_rtr(struct rdmap_qp *qp, bool nowait)
  * Request slots and two for the Terminate. The peer should not send
  * before this returned: a Read Request or Terminate that arrives before
  * its buffer is posted is a DDP error. The Read Responses and the
- * Terminate go from a work item on the CPU this is called on (as siw's
- * transmit thread of a queue pair, or nvmet-tcp's I/O CPU of a queue).
+ * Terminate go from the transmit thread of the CPU this is called on (as
+ * siw's transmit thread of a queue pair, or nvmet-tcp's I/O CPU of a
+ * queue), or from a work item while that CPU is offline.
  * Process context.
  * Return: the queue pair, or an ERR_PTR (-EINVAL for an IRD or ORD out
  * of range, or what ddp_stream_bind() returns).
@@ -972,7 +1196,8 @@ struct rdmap_qp *rdmap_qp_create(struct ddp_pd *pd, struct socket *sock,
 	mutex_init(&qp->work_mutex);
 	mutex_init(&qp->rtr_mutex);
 	INIT_WORK(&qp->work, rdmap_work);
-	/* the consumer's CPU; an offline one runs it on another */
+	INIT_LIST_HEAD(&qp->tx_entry);
+	/* the consumer's CPU; while it is offline rdmap_wq runs the work */
 	qp->cpu = raw_smp_processor_id();
 
 	s = ddp_stream_bind(pd, sock, RDMAP_WIRE_NQUEUES, &rdmap_ddp_ops, qp);
@@ -1221,13 +1446,27 @@ EXPORT_SYMBOL_GPL(rdmap_terminate);
 
 static int __init rdmap_init(void)
 {
+	int cpu, ret;
+
+	for_each_possible_cpu(cpu) {
+		struct rdmap_txq *q = per_cpu_ptr(&rdmap_txq, cpu);
+
+		spin_lock_init(&q->lock);
+		INIT_LIST_HEAD(&q->qps);
+	}
 	rdmap_wq = alloc_workqueue("rdmap", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return rdmap_wq ? 0 : -ENOMEM;
+	if (!rdmap_wq)
+		return -ENOMEM;
+	ret = smpboot_register_percpu_thread(&rdmap_tx_threads);
+	if (ret)
+		destroy_workqueue(rdmap_wq);
+	return ret;
 }
 
 /* every queue pair is destroyed: its module holds this one */
 static void __exit rdmap_exit(void)
 {
+	smpboot_unregister_percpu_thread(&rdmap_tx_threads);
 	destroy_workqueue(rdmap_wq);
 }
 
