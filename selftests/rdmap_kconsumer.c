@@ -8,7 +8,10 @@
  * its ORD limit, the errors that terminate the stream, the consumer's
  * Terminate and the teardown. One test puts a raw RDMAP peer in user
  * space (/dev/ddp) on the Initiator end and checks the Terminate octets
- * the kernel RDMAP sends. Every test checks the exact events of both
+ * the kernel RDMAP sends. The transmit threads: rdmap.ko loaded with CPU
+ * 1 offline, Reads answered while CPU 1 goes offline and back, and a
+ * third queue pair, c, on a connection of its own whose peer (the test's
+ * MPA socket) stops reading, which does not hold up b. Every test checks the exact events of both
  * queue pairs, the exact octets placed (and nothing else: the buffers
  * start zeroed) and the errnos of the calls, which the module's ctl
  * file returns from write(). The Initiator sends first (RFC 5044 7.1.2
@@ -21,6 +24,8 @@
 #include <dirent.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <sched.h>
+#include <linux/sockios.h>
 
 #include <linux/iwarp_wire.h>
 
@@ -127,6 +132,22 @@ static int all_zero(const __u8 *p, size_t len)
 	return dt_find_not(p, len, 0) == -1;
 }
 
+#define RK_CPU1		"/sys/devices/system/cpu/cpu1/online"
+
+/* CPU 1 online (@on) or offline. Return: 0, or -1. */
+static int rk_cpu1(int on)
+{
+	int fd = open(RK_CPU1, O_WRONLY | O_CLOEXEC);
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, on ? "1" : "0", 1) == 1)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
 FIXTURE(rk)
 {
 	int fds[2];	/* [0] a's socket (Initiator), [1] b's (Responder) */
@@ -136,22 +157,38 @@ FIXTURE(rk)
 	__u8 tag[RK_TAG_LEN];
 	__u8 rbuf[RK_RBUF_LEN];
 	__u8 want[RK_TAG_LEN];
+	bool cpu1_off;	/* put CPU 1 back online at the end */
+	int cfds[2];	/* c's connection: [0] the test's end, [1] c's */
+	char want_log[RK_LOG_LEN];
 };
 
 FIXTURE_SETUP(rk)
 {
 	self->fds[0] = -1;
 	self->fds[1] = -1;
+	self->cpu1_off = false;
+	self->want_log[0] = '\0';
+	self->cfds[0] = -1;
+	self->cfds[1] = -1;
 	if (rk_load(&self->rdmap_loaded))
 		SKIP(return, "no rdmap.ko or rdmap_kconsumer.ko (make test-modules) or debugfs");
 	/* queue pairs left behind by a test that timed out */
 	rk_ctl("destroy a 1");
 	rk_ctl("destroy b 1");
+	rk_ctl("destroy c 1");
 	ASSERT_EQ(0, iw_mpa_pair(AF_INET, self->fds, 0, 0, DDP_TMO_MS));
 }
 
 FIXTURE_TEARDOWN(rk)
 {
+	if (self->cpu1_off)
+		rk_cpu1(1);
+	/* a reset wakes c's sender if it still waits for the window */
+	if (self->cfds[0] >= 0)
+		close(self->cfds[0]);
+	rk_ctl("destroy c 1");
+	if (self->cfds[1] >= 0)
+		close(self->cfds[1]);
 	rk_ctl("destroy a 0");
 	rk_ctl("destroy b 0");
 	if (self->fds[0] >= 0)
@@ -216,17 +253,17 @@ static __u32 send_invalidate_b(struct __test_metadata *_metadata,
 	return stag;
 }
 
-/* kernel threads named like the rescuer of workqueue @wq */
-static int rescuers(const char *wq)
+/*
+ * Kernel threads named @a or @b (NULL: only @a), with their newline;
+ * *@pid, if not NULL, the last one found.
+ */
+static int threads_named(const char *a, const char *b, pid_t *pid)
 {
-	char path[300], comm[32], old[32], now[32];
+	char path[300], comm[32];
 	struct dirent *d;
 	int found = 0;
 	DIR *dir;
 
-	/* the thread's name: up to Linux 6.8 the queue's, since kworker/R-... */
-	snprintf(old, sizeof(old), "%s\n", wq);
-	snprintf(now, sizeof(now), "kworker/R-%s\n", wq);
 	dir = opendir("/proc");
 	if (!dir)
 		return -1;
@@ -240,12 +277,26 @@ static int rescuers(const char *wq)
 		if (!f)
 			continue;
 		if (fgets(comm, sizeof(comm), f) &&
-		    (!strcmp(comm, old) || !strcmp(comm, now)))
+		    (!strcmp(comm, a) || (b && !strcmp(comm, b)))) {
 			found++;
+			if (pid)
+				*pid = atoi(d->d_name);
+		}
 		fclose(f);
 	}
 	closedir(dir);
 	return found;
+}
+
+/* kernel threads named like the rescuer of workqueue @wq */
+static int rescuers(const char *wq)
+{
+	char old[32], now[32];
+
+	/* the thread's name: up to Linux 6.8 the queue's, since kworker/R-... */
+	snprintf(old, sizeof(old), "%s\n", wq);
+	snprintf(now, sizeof(now), "kworker/R-%s\n", wq);
+	return threads_named(old, now, NULL);
 }
 
 /*
@@ -261,6 +312,98 @@ TEST_F(rk, workqueue_rescuer)
 	EXPECT_EQ(1, rescuers("mpa"));
 	EXPECT_EQ(1, rescuers("ddp"));
 	EXPECT_EQ(1, rescuers("rdmap"));
+}
+
+static int rk_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* the state letter of task @pid (P: parked), 0 if unknown */
+static char rk_task_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* the voluntary context switches of task @pid, -1 if unknown */
+static long rk_task_vcsw(pid_t pid)
+{
+	char path[64], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Wait up to a second for task @pid to be in state @st; the state then.
+ * A transmit thread unparked is in S once its unpark callback ran.
+ */
+static char rk_task_wait(pid_t pid, char st)
+{
+	char now = rk_task_state(pid);
+	int i;
+
+	for (i = 0; i < 100 && now != st; i++) {
+		usleep(10000);
+		now = rk_task_state(pid);
+	}
+	return now;
+}
+
+/*
+ * rdmap.ko loaded while CPU 1 is offline has a transmit thread for CPU 0
+ * only; CPU 1's comes with the CPU; the module unloads with it parked.
+ * (Before the tests of the fixture: rdmap.ko must not be loaded yet.)
+ */
+TEST(tx_threads_follow_cpus)
+{
+	bool loaded = false;
+	pid_t tx1 = 0;
+
+	if (access(RK_CPU1, W_OK))
+		SKIP(return, "no CPU 1 that can go offline (VM --smp 1?)");
+	if (!access("/sys/module/rdmap", F_OK))
+		SKIP(return, "rdmap.ko is loaded already: it must load here");
+	ASSERT_EQ(0, rk_cpu1(0));
+	EXPECT_EQ(0, kmod_load("rdmap", "../rdmap/rdmap.ko", &loaded));
+	EXPECT_TRUE(loaded);
+	EXPECT_EQ(1, threads_named("rdmap_tx/0\n", NULL, NULL));
+	EXPECT_EQ(0, threads_named("rdmap_tx/1\n", NULL, NULL));
+	EXPECT_EQ(0, rk_cpu1(1));
+	EXPECT_EQ(1, threads_named("rdmap_tx/1\n", NULL, &tx1));
+	EXPECT_EQ('S', rk_task_wait(tx1, 'S'));
+	EXPECT_EQ(0, rk_cpu1(0));
+	EXPECT_EQ('P', rk_task_state(tx1));
+	EXPECT_EQ(0, syscall(__NR_delete_module, "rdmap", O_NONBLOCK));
+	EXPECT_EQ(0, threads_named("rdmap_tx/0\n", "rdmap_tx/1\n", NULL));
+	ASSERT_EQ(0, rk_cpu1(1));
 }
 
 /* A Send each way lands in the posted buffer; nothing else happens. */
@@ -589,6 +732,184 @@ TEST_F(rk, rdma_read)
 }
 
 /*
+ * b is created on CPU 1: its Read Responses go from CPU 1's transmit
+ * thread, which wakes for them; while CPU 1 is offline the thread is
+ * parked and rdmap's workqueue answers (the thread does not run); once
+ * the CPU is back, its thread again. Every Read completes with the
+ * octets of b's buffer.
+ */
+TEST_F(rk, rdma_read_cpu_offline)
+{
+	__u8 src[RK_TAG_LEN];
+	__u32 sink, srcs;
+	pid_t tx1 = 0;
+	long vcsw;
+	int i;
+
+	if (access(RK_CPU1, W_OK))
+		SKIP(return, "no CPU 1 that can go offline (VM --smp 1?)");
+	ASSERT_EQ(1, threads_named("rdmap_tx/1\n", NULL, &tx1));
+	ASSERT_EQ(0, rk_pin(0));
+	ASSERT_EQ(0, rk_ctl("create a %d 8 8", self->fds[0]));
+	ASSERT_EQ(0, rk_pin(1));
+	ASSERT_EQ(0, rk_ctl("create b %d 8 8", self->fds[1]));
+	ASSERT_EQ(0, rk_pin(0));
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &srcs);
+	kmod_fill(src, sizeof(src), 21);
+	for (i = 0; i < 3; i++) {
+		char want[64];
+		size_t at = strlen(self->want_log);
+
+		if (i == 1) {
+			self->cpu1_off = true;
+			ASSERT_EQ(0, rk_cpu1(0));
+			EXPECT_EQ('P', rk_task_state(tx1));
+		} else if (i == 2) {
+			ASSERT_EQ(0, rk_cpu1(1));
+			self->cpu1_off = false;
+			EXPECT_EQ('S', rk_task_wait(tx1, 'S'));
+		}
+		vcsw = rk_task_vcsw(tx1);
+		ASSERT_LE(0, vcsw);
+		ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 3000 %d", sink,
+				    RK_BASE_TO + i, srcs, RK_BASE_TO + 100 * i,
+				    40 + i));
+		ASSERT_EQ(i + 1, rk_events('a', self->alog, sizeof(self->alog), i + 1));
+		snprintf(want, sizeof(want), "read_done len=3000 cookie=%d\n", 40 + i);
+		EXPECT_STREQ(want, self->alog + at);
+		strcat(self->want_log, want);
+		ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+		EXPECT_EQ(0, memcmp(self->tag + i, src + 100 * i, 3000));
+		/* the thread woke for the response unless it was parked */
+		EXPECT_EQ(i != 1, rk_task_vcsw(tx1) > vcsw);
+	}
+	EXPECT_STREQ(self->want_log, self->alog);
+	EXPECT_STREQ("", rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/* octets c's socket has not sent yet (SIOCOUTQ) */
+static int rk_outq(int fd)
+{
+	int n = -1;
+
+	return ioctl(fd, SIOCOUTQ, &n) ? -1 : n;
+}
+
+/*
+ * Receive on MPA socket @fd the Read Response to STag @stag at @to of the
+ * @len octets @want: its segments, each one ULPDU with the tagged DDP
+ * header (L in the last), TOs following each other.
+ */
+static void read_resp(struct __test_metadata *_metadata, int fd, __u32 stag,
+		      __u64 to, const __u8 *want, __u32 len)
+{
+	static __u8 seg[14 + 65536];
+	__u32 off = 0, n;
+	ssize_t got;
+
+	while (off < len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		__be32 st;
+		__be64 t;
+
+		ASSERT_EQ(1, poll(&pfd, 1, DDP_TMO_MS));
+		got = recv(fd, seg, sizeof(seg), 0);
+		ASSERT_LT(14, got);
+		n = got - 14;
+		ASSERT_GE(len - off, n);
+		EXPECT_EQ(off + n == len ? 0xc1 : 0x81, seg[0]);
+		EXPECT_EQ(RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_RESP, seg[1]);
+		memcpy(&st, seg + 2, 4);
+		memcpy(&t, seg + 6, 8);
+		EXPECT_EQ(stag, ntohl(st));
+		EXPECT_EQ(to + off, be64toh(t));
+		EXPECT_EQ(0, memcmp(seg + 14, want + off, n));
+		off += n;
+	}
+}
+
+/*
+ * A peer that stops reading does not hold up the Read Responses of the
+ * other queue pairs of its CPU. c, created on CPU 1, answers 8 Read
+ * Requests of 6000 octets that the test's MPA socket sends and never
+ * reads (its receive buffer small, c's send buffer too): its responses
+ * wait for TCP's window (on rdmap's workqueue, which the transmit thread
+ * hands them to when they cannot go at once). Meanwhile b, on CPU 1 too,
+ * answers a's Reads. Then the test reads c's 8 Read Responses, in order,
+ * each the 6000 octets of c's buffer to the STag and TO of its request.
+ */
+TEST_F(rk, rdma_read_stalled_peer)
+{
+	const __u8 rreq[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ };
+	int small = 4096, i, outq = 0;
+	__u8 src[RK_TAG_LEN];
+	__u32 sink, srcs, cst;
+
+	if (access(RK_CPU1, F_OK))
+		SKIP(return, "no CPU 1");
+	ASSERT_EQ(0, iw_loopback_pair_rcvbuf(AF_INET, self->cfds, small));
+	ASSERT_EQ(0, setsockopt(self->cfds[1], SOL_SOCKET, SO_SNDBUF, &small,
+				sizeof(small)));
+	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
+	ASSERT_EQ(0, rk_pin(1));
+	ASSERT_EQ(0, rk_ctl("create c %d 8 8", self->cfds[1]));
+	ASSERT_EQ(0, rk_ctl("create b %d 8 8", self->fds[1]));
+	ASSERT_EQ(0, rk_pin(0));
+	ASSERT_EQ(0, rk_ctl("create a %d 8 8", self->fds[0]));
+	ASSERT_EQ(0, rk_ctl("fill c 21"));
+	ASSERT_EQ(0, rk_ctl("reg c %u 1", DDP_ACCESS_REMOTE_READ));
+	cst = rk_stag('c');
+	ASSERT_NE(0, cst);
+	kmod_fill(src, sizeof(src), 21);
+
+	/* the 8 requests, each an untagged DDP segment on queue 1 */
+	for (i = 0; i < 8; i++) {
+		struct rdmap_wire_read_req req = {
+			.sink_stag = htonl(0x1000 + i),
+			.sink_to = htobe64(0x100ULL * i),
+			.size = htonl(RK_TAG_LEN),
+			.src_stag = htonl(cst),
+			.src_to = htobe64(RK_BASE_TO),
+		};
+		__u8 seg[18 + sizeof(req)] = { 0x41, rreq[0] };
+
+		seg[9] = RDMAP_WIRE_QN_READ_REQ;
+		seg[13] = i + 1;	/* MSN */
+		memcpy(seg + 18, &req, sizeof(req));
+		ASSERT_EQ(sizeof(seg), send(self->cfds[0], seg, sizeof(seg), 0));
+	}
+	/* c's responses stop at the window */
+	for (i = 0; i < 500 && outq <= 0; i++) {
+		usleep(10000);
+		outq = rk_outq(self->cfds[1]);
+	}
+	ASSERT_LT(0, outq);
+
+	/* b answers a meanwhile */
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &srcs);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 2000 %d", sink,
+				    RK_BASE_TO + 2000 * i, srcs,
+				    RK_BASE_TO + 2000 * i, 50 + i));
+	ASSERT_EQ(3, rk_events('a', self->alog, sizeof(self->alog), 3));
+	EXPECT_STREQ("read_done len=2000 cookie=50\n"
+		     "read_done len=2000 cookie=51\n"
+		     "read_done len=2000 cookie=52\n", self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag, src, RK_TAG_LEN));
+	/* c still waits */
+	EXPECT_LT(0, rk_outq(self->cfds[1]));
+
+	/* the test reads: all 8 responses come, whole and in order */
+	for (i = 0; i < 8; i++)
+		read_resp(_metadata, self->cfds[0], 0x1000 + i, 0x100ULL * i,
+			  src, RK_TAG_LEN);
+	EXPECT_EQ(0, rk_outq(self->cfds[1]));
+	EXPECT_EQ(0, rk_ctl("destroy c 0"));
+	EXPECT_STREQ("", rk_log_now('c', self->blog, sizeof(self->blog)));
+}
+
+/*
  * MSG_DONTWAIT: a message goes whole at once or not at all. b, the
  * Responder, may not send before a's first FPDU (rule 4): -EAGAIN, not a
  * wait. A Write longer than one DDP segment (the loopback MULPDU is under
@@ -864,7 +1185,7 @@ TEST_F(rk, bad_calls)
 	/* no queue pair yet: the module's ENOTCONN */
 	EXPECT_EQ(ENOTCONN, rk_ctl("send a %d 0 10 0", RDMAP_WIRE_OP_SEND));
 	EXPECT_EQ(ENOTCONN, rk_ctl("post b 1"));
-	EXPECT_EQ(EINVAL, rk_ctl("send c 3 0 10 0"));
+	EXPECT_EQ(EINVAL, rk_ctl("send z 3 0 10 0"));
 	/* IRD and ORD 1..64 */
 	EXPECT_EQ(EINVAL, rk_ctl("create a %d 0 8", self->fds[0]));
 	EXPECT_EQ(EINVAL, rk_ctl("create a %d 8 0", self->fds[0]));

@@ -3,12 +3,13 @@
  * An RDMAP kernel consumer for the selftests: every export of
  * include/net/rdmap.h called from a module, driven by
  * selftests/rdmap_kconsumer through debugfs (rdmap_kconsumer/ in the
- * debugfs root). It manages two queue pairs, a and b, each on its own
- * socket and with its own PD: the two ends of one MPA connection, so that
- * the kernel RDMAP talks to itself.
+ * debugfs root). It manages three queue pairs, a, b and c, each on its
+ * own socket and with its own PD: a and b the two ends of one MPA
+ * connection, so that the kernel RDMAP talks to itself; c one end of
+ * another, whose peer is the test's.
  *
  *   ctl	write one command; the write fails with the call's errno.
- *		Q is a or b.
+ *		Q is a, b or c.
  *	create Q FD IRD ORD	ddp_pd_alloc() and rdmap_qp_create() on the
  *			writer's socket FD
  *	reg Q ACCESS OWNED	ddp_reg_pages() of Q's tagged buffer with the
@@ -36,8 +37,8 @@
  *
  * Both buffers are two pages, the payload starting inside the first
  * one, so that placement crosses a page boundary. The commands of one
- * queue pair are serialized; those of a and b are not, so that a hold on
- * one does not stop the other.
+ * queue pair are serialized; those of different ones are not, so that a
+ * hold on one does not stop the other.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -61,11 +62,11 @@
 #define RK_RBUF_LEN	5000
 #define RK_LOG_LEN	16384
 #define RK_MAX_MSG	65536
-#define RK_NQP		2
+#define RK_NQP		3
 
 /**
  * struct rk_qp - one queue pair and what it uses
- * @name: "a" or "b"
+ * @name: "a", "b" or "c"
  * @lock: serializes the commands on this queue pair
  * @qp: the queue pair, while created
  * @pd: its PD
@@ -104,6 +105,7 @@ struct rk_qp {
 static struct rk_qp rk_qps[RK_NQP] = {
 	{ .name = "a" },
 	{ .name = "b" },
+	{ .name = "c" },
 };
 
 static struct dentry *rk_dir;
