@@ -915,6 +915,13 @@ static void rdmap_tx_unpark(unsigned int cpu)
 	spin_unlock_irq(&q->lock);
 }
 
+/* ahead of the CPU's processes, as a WQ_HIGHPRI worker */
+static void rdmap_tx_setup(unsigned int cpu)
+{
+	sched_set_normal(current, MIN_NICE);
+	rdmap_tx_unpark(cpu);
+}
+
 /* @cpu goes offline: what its thread was to run goes to rdmap_wq */
 static void rdmap_tx_park(unsigned int cpu)
 {
@@ -936,7 +943,7 @@ static struct smp_hotplug_thread rdmap_tx_threads = {
 	.thread_should_run	= rdmap_tx_should_run,
 	.thread_fn		= rdmap_tx_thread,
 	.thread_comm		= "rdmap_tx/%u",
-	.setup			= rdmap_tx_unpark,
+	.setup			= rdmap_tx_setup,
 	.park			= rdmap_tx_park,
 	.unpark			= rdmap_tx_unpark,
 };
