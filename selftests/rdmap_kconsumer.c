@@ -11,12 +11,12 @@
  * the kernel RDMAP sends. The transmit threads: rdmap.ko loaded with CPU
  * 1 offline, Reads answered while CPU 1 goes offline and back, and a
  * third queue pair, c, on a connection of its own whose peer (the test's
- * MPA socket) stops reading, which does not hold up b. Every test checks the exact events of both
- * queue pairs, the exact octets placed (and nothing else: the buffers
- * start zeroed) and the errnos of the calls, which the module's ctl
- * file returns from write(). The Initiator sends first (RFC 5044 7.1.2
- * rule 4). Needs mpa.ko and ddp.ko loaded; loads rdmap.ko if it is not,
- * and loads and unloads the consumer.
+ * MPA socket) stops reading, which does not hold up b. Every test checks
+ * the exact events of both queue pairs, the exact octets placed (and
+ * nothing else: the buffers start zeroed) and the errnos of the calls,
+ * which the module's ctl file returns from write(). The Initiator sends
+ * first (RFC 5044 7.1.2 rule 4). Needs mpa.ko and ddp.ko loaded; loads
+ * rdmap.ko if it is not, and loads and unloads the consumer.
  */
 #include <sys/klog.h>
 #include <sys/mount.h>
@@ -24,7 +24,6 @@
 #include <dirent.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <sched.h>
 #include <linux/sockios.h>
 
 #include <linux/iwarp_wire.h>
@@ -312,15 +311,6 @@ TEST_F(rk, workqueue_rescuer)
 	EXPECT_EQ(1, rescuers("mpa"));
 	EXPECT_EQ(1, rescuers("ddp"));
 	EXPECT_EQ(1, rescuers("rdmap"));
-}
-
-static int rk_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* the state letter of task @pid (P: parked), 0 if unknown */
@@ -749,11 +739,11 @@ TEST_F(rk, rdma_read_cpu_offline)
 	if (access(RK_CPU1, W_OK))
 		SKIP(return, "no CPU 1 that can go offline (VM --smp 1?)");
 	ASSERT_EQ(1, threads_named("rdmap_tx/1\n", NULL, &tx1));
-	ASSERT_EQ(0, rk_pin(0));
+	iw_bench_pin(0, "rdmap_kconsumer");
 	ASSERT_EQ(0, rk_ctl("create a %d 8 8", self->fds[0]));
-	ASSERT_EQ(0, rk_pin(1));
+	iw_bench_pin(1, "rdmap_kconsumer");
 	ASSERT_EQ(0, rk_ctl("create b %d 8 8", self->fds[1]));
-	ASSERT_EQ(0, rk_pin(0));
+	iw_bench_pin(0, "rdmap_kconsumer");
 	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &srcs);
 	kmod_fill(src, sizeof(src), 21);
 	for (i = 0; i < 3; i++) {
@@ -851,10 +841,10 @@ TEST_F(rk, rdma_read_stalled_peer)
 	ASSERT_EQ(0, setsockopt(self->cfds[1], SOL_SOCKET, SO_SNDBUF, &small,
 				sizeof(small)));
 	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
-	ASSERT_EQ(0, rk_pin(1));
+	iw_bench_pin(1, "rdmap_kconsumer");
 	ASSERT_EQ(0, rk_ctl("create c %d 8 8", self->cfds[1]));
 	ASSERT_EQ(0, rk_ctl("create b %d 8 8", self->fds[1]));
-	ASSERT_EQ(0, rk_pin(0));
+	iw_bench_pin(0, "rdmap_kconsumer");
 	ASSERT_EQ(0, rk_ctl("create a %d 8 8", self->fds[0]));
 	ASSERT_EQ(0, rk_ctl("fill c 21"));
 	ASSERT_EQ(0, rk_ctl("reg c %u 1", DDP_ACCESS_REMOTE_READ));
