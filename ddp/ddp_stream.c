@@ -384,6 +384,36 @@ static int ddp_tx_next(void *ctx, void *hdr, u32 max_data, bool *last)
 	return len;
 }
 
+/*
+ * A message that fits one segment: its header and one FPDU, without the
+ * segmenter's round (mpa_send_msg_locked()). MPA takes the connection as
+ * for a message of many. Return: 0, -EMSGSIZE (nothing sent) should the
+ * MSS have shrunk since the segmenter read the MULPDU, or an error of
+ * mpa_sendv_locked().
+ */
+static int ddp_send_one(struct ddp_stream *s, const struct ddp_msg *msg,
+			u32 msn, struct iov_iter *data, u32 len, int flags)
+{
+	union {
+		struct ddp_tagged_hdr t;
+		struct ddp_untagged_hdr u;
+	} h;
+	u32 hlen;
+	int ret;
+
+	if (msg->tagged) {
+		ddp_tagged_hdr_build(&h.t, s->dv, true, msg->rsvdulp[0],
+				     msg->stag, msg->to);
+		hlen = sizeof(h.t);
+	} else {
+		ddp_untagged_hdr_build(&h.u, s->dv, true, msg->rsvdulp, msg->qn,
+				       msn, 0);
+		hlen = sizeof(h.u);
+	}
+	ret = mpa_sendv_locked(s->conn, &h, hlen, data, len, flags);
+	return ret < 0 ? ret : 0;
+}
+
 /**
  * ddp_send_msg() - send one DDP message, cut into segments of at most MULPDU
  * @s: the stream
@@ -411,7 +441,7 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		.ctx = &t,
 	};
 	struct ddp_queue *q = NULL;
-	int ret;
+	int flags, ret;
 
 	if (!tagged && msg->qn >= s->nqueues)
 		return -EINVAL;
@@ -438,11 +468,14 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		q = &s->q[msg->qn];
 		t.msn = q->tx_msn;
 	}
+	flags = (msg->more ? MSG_MORE : 0) | (msg->nowait ? MSG_DONTWAIT : 0);
 	/* one lock and one call for the message: its segments make trains */
 	mpa_send_begin(s->conn);
-	ret = mpa_send_msg_locked(s->conn, &m, data,
-				  (msg->more ? MSG_MORE : 0) |
-				  (msg->nowait ? MSG_DONTWAIT : 0));
+	ret = -EMSGSIZE;
+	if (total <= t.it.max_payload)
+		ret = ddp_send_one(s, msg, t.msn, data, total, flags);
+	if (ret == -EMSGSIZE)
+		ret = mpa_send_msg_locked(s->conn, &m, data, flags);
 	mpa_send_end(s->conn);
 	if (ret < 0)
 		goto out;
