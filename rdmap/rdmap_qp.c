@@ -47,8 +47,8 @@ static struct workqueue_struct *rdmap_wq;
 
 /**
  * struct rdmap_txq - the queue pairs a CPU's transmit thread is to run
- * @lock: protects the rest, and the @tx_entry and @tx_running of the
- *	queue pairs of this CPU
+ * @lock: protects the rest, and the @tx_entry, @tx_running and
+ *	@tx_waited of the queue pairs of this CPU
  * @qps: queue pairs kicked and not run yet, oldest first
  * @up: the thread runs (from its setup or unpark to its park): kicks go
  *	to it; otherwise to rdmap_wq
@@ -155,6 +155,8 @@ struct rdmap_outbound {
  *	rdmap_qp_create() ran on
  * @tx_entry: in the @qps of @cpu's &struct rdmap_txq, or empty
  * @tx_running: @cpu's transmit thread runs this queue pair
+ * @tx_waited: a task waits for the thread to be done with it
+ *	(rdmap_tx_idle()): the thread wakes it
  */
 struct rdmap_qp {
 	struct ddp_stream		*s;
@@ -192,6 +194,7 @@ struct rdmap_qp {
 	int				cpu;
 	struct list_head		tx_entry;
 	bool				tx_running;
+	bool				tx_waited;
 };
 
 /*
@@ -791,9 +794,11 @@ enum rdmap_tx_what {
  * there (@in_tx_held), or the head of the ring, taken off it now, before
  * its answer, so that the peer's next request, which the answer allows,
  * finds room. With @nowait the Terminate is left for rdmap_wq: its
- * shutdown may wait.
+ * shutdown may wait. *@more: something waits after it; what comes later
+ * kicks the queue pair again.
  */
-static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait)
+static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait,
+					bool *more)
 {
 	enum rdmap_tx_what what = RDMAP_TX_NONE;
 
@@ -816,19 +821,9 @@ static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait)
 		qp->in_count--;
 		what = RDMAP_TX_READ;
 	}
+	*more = qp->term_pending || qp->in_count;
 	spin_unlock_bh(&qp->lock);
 	return what;
-}
-
-/* something waits to be sent */
-static bool rdmap_tx_more(struct rdmap_qp *qp)
-{
-	bool more;
-
-	spin_lock_bh(&qp->lock);
-	more = qp->term_pending || qp->in_count;
-	spin_unlock_bh(&qp->lock);
-	return more;
 }
 
 /*
@@ -852,17 +847,14 @@ static bool rdmap_tx(struct rdmap_qp *qp, bool nowait)
 		else if (!mutex_trylock(&qp->work_mutex))
 			return false;
 		what = qp->released ? RDMAP_TX_NONE :
-		       rdmap_tx_next(qp, nowait);
+		       rdmap_tx_next(qp, nowait, &more);
 		if (what == RDMAP_TX_TERM) {
 			rdmap_send_term(qp);
-			more = true;
 		} else if (what == RDMAP_TX_READ) {
-			if (rdmap_answer_read(qp, &qp->in_tx, nowait)) {
+			if (rdmap_answer_read(qp, &qp->in_tx, nowait))
 				what = RDMAP_TX_LATER;
-			} else {
+			else
 				qp->in_tx_held = false;
-				more = rdmap_tx_more(qp);
-			}
 		}
 		mutex_unlock(&qp->work_mutex);
 	} while (what != RDMAP_TX_NONE && what != RDMAP_TX_LATER && more);
@@ -896,7 +888,10 @@ static void rdmap_tx_thread(unsigned int cpu)
 		spin_lock_irq(&q->lock);
 		qp->tx_running = false;
 		/* under @lock, which the waiter's condition takes */
-		wake_up_var(&qp->tx_running);
+		if (qp->tx_waited) {
+			qp->tx_waited = false;
+			wake_up_var(&qp->tx_running);
+		}
 		if (need_resched()) {
 			spin_unlock_irq(&q->lock);
 			cond_resched();
@@ -956,6 +951,9 @@ static bool rdmap_tx_idle(struct rdmap_qp *qp)
 
 	spin_lock_irq(&q->lock);
 	idle = list_empty(&qp->tx_entry) && !qp->tx_running;
+	/* after the waiter's prepare_to_wait(): see rdmap_tx_thread() */
+	if (!idle)
+		qp->tx_waited = true;
 	spin_unlock_irq(&q->lock);
 	return idle;
 }
