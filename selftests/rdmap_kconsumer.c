@@ -11,7 +11,9 @@
  * the kernel RDMAP sends. The transmit threads: rdmap.ko loaded with CPU
  * 1 offline, Reads answered while CPU 1 goes offline and back, and a
  * third queue pair, c, on a connection of its own whose peer (the test's
- * MPA socket) stops reading, which does not hold up b. Every test checks
+ * MPA socket) stops reading, which does not hold up b; the same peer
+ * sends c rounds of Read Requests as many as its IRD, which find the
+ * slots the round before freed posted again. Every test checks
  * the exact events of both queue pairs, the exact octets placed (and
  * nothing else: the buffers start zeroed) and the errnos of the calls,
  * which the module's ctl file returns from write(). The Initiator sends
@@ -895,6 +897,92 @@ TEST_F(rk, rdma_read_stalled_peer)
 		read_resp(_metadata, self->cfds[0], 0x1000 + i, 0x100ULL * i,
 			  src, RK_TAG_LEN);
 	EXPECT_EQ(0, rk_outq(self->cfds[1]));
+	EXPECT_EQ(0, rk_ctl("destroy c 0"));
+	EXPECT_STREQ("", rk_log_now('c', self->blog, sizeof(self->blog)));
+}
+
+/*
+ * @n ULPDUs of @len octets each, one after the other at @buf, in one
+ * sendmsg() (MPA_CMSG_LENS): MPA packs short FPDUs into one TCP segment.
+ */
+static ssize_t send_ulpdus(int fd, void *buf, __u32 len, int n)
+{
+	union {
+		char b[CMSG_SPACE(4 * sizeof(__u32))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = (size_t)len * n };
+	struct msghdr m = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.b,
+		.msg_controllen = CMSG_SPACE(n * sizeof(__u32)),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	int i;
+
+	if (n > 4)
+		return -1;
+	cm->cmsg_level = SOL_MPA;
+	cm->cmsg_type = MPA_CMSG_LENS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(__u32));
+	for (i = 0; i < n; i++)
+		((__u32 *)CMSG_DATA(cm))[i] = len;
+	return sendmsg(fd, &m, 0);
+}
+
+/*
+ * The slots of queue 1 come back all at once. c, with IRD 4, answers
+ * three rounds of 4 Read Requests of 16 octets that the test's MPA socket
+ * sends in one send() (MSN 1 to 12), reading a round's 4 responses before
+ * it sends the next. The test and c are on CPU 0: loopback receives the
+ * round in the sender's softirq, which c's transmit thread on CPU 0 cannot
+ * interrupt, so no request of the round is taken off the ring before the
+ * last one came. Each round then needs the 4 slots the round before
+ * freed, which DDP's refill for its first request posts together; a slot
+ * not posted again would make a later request a DDP error (no buffer)
+ * and a Terminate.
+ */
+TEST_F(rk, rdma_read_ird_rounds)
+{
+	const __u8 rreq[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ };
+	struct rdmap_wire_read_req req = {
+		.size = htonl(16),
+	};
+	__u8 src[RK_TAG_LEN], segs[4][18 + sizeof(req)];
+	int round, i, n;
+	__u32 cst;
+
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->cfds));
+	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
+	iw_bench_pin(0, "rdmap_kconsumer");
+	ASSERT_EQ(0, rk_ctl("create c %d 4 4", self->cfds[1]));
+	ASSERT_EQ(0, rk_ctl("fill c 22"));
+	ASSERT_EQ(0, rk_ctl("reg c %u 1", DDP_ACCESS_REMOTE_READ));
+	cst = rk_stag('c');
+	ASSERT_NE(0, cst);
+	kmod_fill(src, sizeof(src), 22);
+	req.src_stag = htonl(cst);
+
+	for (round = 0; round < 3; round++) {
+		/* 4 untagged DDP segments on queue 1, one FPDU each */
+		for (i = 0, n = round * 4; i < 4; i++, n++) {
+			req.sink_stag = htonl(0x2000 + n);
+			req.sink_to = htobe64(0x100ULL * n);
+			req.src_to = htobe64(RK_BASE_TO + 16 * n);
+			memset(segs[i], 0, 18);
+			segs[i][0] = 0x41;
+			segs[i][1] = rreq[0];
+			segs[i][9] = RDMAP_WIRE_QN_READ_REQ;
+			segs[i][13] = n + 1;	/* MSN */
+			memcpy(segs[i] + 18, &req, sizeof(req));
+		}
+		ASSERT_EQ(sizeof(segs), send_ulpdus(self->cfds[0], segs,
+						    sizeof(segs[0]), 4));
+		for (i = 0, n = round * 4; i < 4; i++, n++)
+			read_resp(_metadata, self->cfds[0], 0x2000 + n,
+				  0x100ULL * n, src + 16 * n, 16);
+	}
 	EXPECT_EQ(0, rk_ctl("destroy c 0"));
 	EXPECT_STREQ("", rk_log_now('c', self->blog, sizeof(self->blog)));
 }
