@@ -934,18 +934,17 @@ static ssize_t send_ulpdus(int fd, void *buf, __u32 len, int n)
 /*
  * The slots of queue 1 come back all at once. c, with IRD 4, answers
  * three rounds of 4 Read Requests of 16 octets that the test's MPA socket
- * sends in one send() (MSN 1 to 12), reading a round's 4 responses before
- * it sends the next. The test and c are on CPU 0: loopback receives the
- * round in the sender's softirq, which c's transmit thread on CPU 0 cannot
- * interrupt, so no request of the round is taken off the ring before the
- * last one came. Each round then needs the 4 slots the round before
- * freed, which DDP's refill for its first request posts together; a slot
- * not posted again would make a later request a DDP error (no buffer)
- * and a Terminate.
+ * sends in one sendmsg() each (MSN 1 to 12), reading a round's 4
+ * responses before it sends the next. The test and c are on CPU 0:
+ * loopback receives the round in the sender's softirq, which c's transmit
+ * thread on CPU 0 cannot interrupt, so no request of the round is taken
+ * off the ring before the last one came. Each round then needs the 4
+ * slots the round before freed, which DDP's refill for its first request
+ * posts together; a slot not posted again would make a later request a
+ * DDP error (no buffer) and a Terminate.
  */
 TEST_F(rk, rdma_read_ird_rounds)
 {
-	const __u8 rreq[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ };
 	struct rdmap_wire_read_req req = {
 		.size = htonl(16),
 	};
@@ -972,7 +971,7 @@ TEST_F(rk, rdma_read_ird_rounds)
 			req.src_to = htobe64(RK_BASE_TO + 16 * n);
 			memset(segs[i], 0, 18);
 			segs[i][0] = 0x41;
-			segs[i][1] = rreq[0];
+			segs[i][1] = RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ;
 			segs[i][9] = RDMAP_WIRE_QN_READ_REQ;
 			segs[i][13] = n + 1;	/* MSN */
 			memcpy(segs[i] + 18, &req, sizeof(req));
