@@ -47,8 +47,8 @@ static struct workqueue_struct *rdmap_wq;
 
 /**
  * struct rdmap_txq - the queue pairs a CPU's transmit thread is to run
- * @lock: protects the rest, and the @tx_entry, @tx_running and
- *	@tx_waited of the queue pairs of this CPU
+ * @lock: protects the rest, and the @tx_entry and @tx_running of the
+ *	queue pairs of this CPU
  * @qps: queue pairs kicked and not run yet, oldest first
  * @up: the thread runs (from its setup or unpark to its park): kicks go
  *	to it; otherwise to rdmap_wq
@@ -155,8 +155,6 @@ struct rdmap_outbound {
  *	rdmap_qp_create() ran on
  * @tx_entry: in the @qps of @cpu's &struct rdmap_txq, or empty
  * @tx_running: @cpu's transmit thread runs this queue pair
- * @tx_waited: a task waits for the thread to be done with it
- *	(rdmap_tx_idle()): the thread wakes it
  */
 struct rdmap_qp {
 	struct ddp_stream		*s;
@@ -195,7 +193,6 @@ struct rdmap_qp {
 	int				cpu;
 	struct list_head		tx_entry;
 	bool				tx_running;
-	bool				tx_waited;
 };
 
 /*
@@ -916,10 +913,7 @@ static void rdmap_tx_thread(unsigned int cpu)
 		spin_lock_irq(&q->lock);
 		qp->tx_running = false;
 		/* under @lock, which the waiter's condition takes */
-		if (qp->tx_waited) {
-			qp->tx_waited = false;
-			wake_up_var(&qp->tx_running);
-		}
+		wake_up_var(&qp->tx_running);
 		if (need_resched()) {
 			spin_unlock_irq(&q->lock);
 			cond_resched();
@@ -979,9 +973,6 @@ static bool rdmap_tx_idle(struct rdmap_qp *qp)
 
 	spin_lock_irq(&q->lock);
 	idle = list_empty(&qp->tx_entry) && !qp->tx_running;
-	/* after the waiter's prepare_to_wait(): see rdmap_tx_thread() */
-	if (!idle)
-		qp->tx_waited = true;
 	spin_unlock_irq(&q->lock);
 	return idle;
 }
