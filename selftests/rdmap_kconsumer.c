@@ -792,6 +792,31 @@ static int rk_outq(int fd)
  * @len octets @want: its segments, each one ULPDU with the tagged DDP
  * header (L in the last), TOs following each other.
  */
+/*
+ * An RDMA Read Request as an MPA socket sends it: the untagged DDP header
+ * (L, DV 1; queue 1, @msn, MO 0) and the request, into @seg.
+ */
+#define RK_RREQ_SEG	(18 + sizeof(struct rdmap_wire_read_req))
+static void rreq_seg(__u8 *seg, __u32 msn, __u32 sink_stag, __u64 sink_to,
+		     __u32 size, __u32 src_stag, __u64 src_to)
+{
+	struct rdmap_wire_read_req req = {
+		.sink_stag = htonl(sink_stag),
+		.sink_to = htobe64(sink_to),
+		.size = htonl(size),
+		.src_stag = htonl(src_stag),
+		.src_to = htobe64(src_to),
+	};
+	__be32 m = htonl(msn);
+
+	memset(seg, 0, 18);
+	seg[0] = 0x41;
+	seg[1] = RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ;
+	seg[9] = RDMAP_WIRE_QN_READ_REQ;
+	memcpy(seg + 10, &m, 4);
+	memcpy(seg + 18, &req, sizeof(req));
+}
+
 static void read_resp(struct __test_metadata *_metadata, int fd, __u32 stag,
 		      __u64 to, const __u8 *want, __u32 len)
 {
@@ -832,7 +857,6 @@ static void read_resp(struct __test_metadata *_metadata, int fd, __u32 stag,
  */
 TEST_F(rk, rdma_read_stalled_peer)
 {
-	const __u8 rreq[5] = { RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ };
 	int small = 4096, i, outq = 0;
 	__u8 src[RK_TAG_LEN];
 	__u32 sink, srcs, cst;
@@ -856,18 +880,10 @@ TEST_F(rk, rdma_read_stalled_peer)
 
 	/* the 8 requests, each an untagged DDP segment on queue 1 */
 	for (i = 0; i < 8; i++) {
-		struct rdmap_wire_read_req req = {
-			.sink_stag = htonl(0x1000 + i),
-			.sink_to = htobe64(0x100ULL * i),
-			.size = htonl(RK_TAG_LEN),
-			.src_stag = htonl(cst),
-			.src_to = htobe64(RK_BASE_TO),
-		};
-		__u8 seg[18 + sizeof(req)] = { 0x41, rreq[0] };
+		__u8 seg[RK_RREQ_SEG];
 
-		seg[9] = RDMAP_WIRE_QN_READ_REQ;
-		seg[13] = i + 1;	/* MSN */
-		memcpy(seg + 18, &req, sizeof(req));
+		rreq_seg(seg, i + 1, 0x1000 + i, 0x100ULL * i, RK_TAG_LEN, cst,
+			 RK_BASE_TO);
 		ASSERT_EQ(sizeof(seg), send(self->cfds[0], seg, sizeof(seg), 0));
 	}
 	/* c's responses stop at the window */
@@ -945,10 +961,7 @@ static ssize_t send_ulpdus(int fd, void *buf, __u32 len, int n)
  */
 TEST_F(rk, rdma_read_ird_rounds)
 {
-	struct rdmap_wire_read_req req = {
-		.size = htonl(16),
-	};
-	__u8 src[RK_TAG_LEN], segs[4][18 + sizeof(req)];
+	__u8 src[RK_TAG_LEN], segs[4][RK_RREQ_SEG];
 	int round, i, n;
 	__u32 cst;
 
@@ -961,21 +974,12 @@ TEST_F(rk, rdma_read_ird_rounds)
 	cst = rk_stag('c');
 	ASSERT_NE(0, cst);
 	kmod_fill(src, sizeof(src), 22);
-	req.src_stag = htonl(cst);
 
 	for (round = 0; round < 3; round++) {
 		/* 4 untagged DDP segments on queue 1, one FPDU each */
-		for (i = 0, n = round * 4; i < 4; i++, n++) {
-			req.sink_stag = htonl(0x2000 + n);
-			req.sink_to = htobe64(0x100ULL * n);
-			req.src_to = htobe64(RK_BASE_TO + 16 * n);
-			memset(segs[i], 0, 18);
-			segs[i][0] = 0x41;
-			segs[i][1] = RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ;
-			segs[i][9] = RDMAP_WIRE_QN_READ_REQ;
-			segs[i][13] = n + 1;	/* MSN */
-			memcpy(segs[i] + 18, &req, sizeof(req));
-		}
+		for (i = 0, n = round * 4; i < 4; i++, n++)
+			rreq_seg(segs[i], n + 1, 0x2000 + n, 0x100ULL * n, 16,
+				 cst, RK_BASE_TO + 16 * n);
 		ASSERT_EQ(sizeof(segs), send_ulpdus(self->cfds[0], segs,
 						    sizeof(segs[0]), 4));
 		for (i = 0, n = round * 4; i < 4; i++, n++)
