@@ -244,13 +244,18 @@ struct ddp_rbuf {
 /**
  * struct ddp_queue - an untagged queue
  * @bufs: posted buffers; the first one is for MSN @head_msn
- * @nposted: their number
+ * @kept: with @keep, the buffers delivered and not posted again yet,
+ *	oldest first (ddp_repost())
+ * @nposted: the number of @bufs
+ * @keep: the queue keeps its delivered buffers (ddp_queue_keep())
  * @head_msn: MSN of the oldest message not yet delivered
  * @tx_msn: MSN of the next message sent on this queue
  */
 struct ddp_queue {
 	struct list_head bufs;
+	struct list_head kept;
 	u32		nposted;
+	bool		keep;
 	u32		head_msn;
 	u32		tx_msn;
 };

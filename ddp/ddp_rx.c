@@ -129,8 +129,13 @@ static void ddp_deliver(struct ddp_stream *s, u32 qn)
 		more = ddp_rbuf_done(list_first_entry_or_null(&q->bufs,
 							      struct ddp_rbuf,
 							      list));
-		if (ddp_rbuf_keep(s, b))
+		if (q->keep) {
+			/* for ddp_repost() */
+			list_add_tail(&b->list, &q->kept);
 			b = NULL;
+		} else if (ddp_rbuf_keep(s, b)) {
+			b = NULL;
+		}
 		spin_unlock_bh(&s->lock);
 		if (b)
 			ddp_rbuf_free(b);

@@ -90,6 +90,7 @@ struct ddp_stream *ddp_stream_bind(struct ddp_pd *pd, struct socket *sock,
 	s->nqueues = nqueues;
 	for (i = 0; i < nqueues; i++) {
 		INIT_LIST_HEAD(&s->q[i].bufs);
+		INIT_LIST_HEAD(&s->q[i].kept);
 		/* the first message of each queue has MSN 1 */
 		s->q[i].head_msn = 1;
 		s->q[i].tx_msn = 1;
@@ -187,6 +188,7 @@ static void ddp_flush(struct ddp_stream *s)
 void ddp_stream_release(struct ddp_stream *s, bool abortive)
 {
 	struct ddp_rbuf *b, *tmp;
+	u32 qn;
 
 	mutex_lock(&s->tx_lock);
 	mpa_unbind(s->conn);
@@ -196,6 +198,9 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 	ddp_flush(s);
 	list_for_each_entry_safe(b, tmp, &s->rbuf_spare, list)
 		kfree(b);
+	for (qn = 0; qn < s->nqueues; qn++)
+		list_for_each_entry_safe(b, tmp, &s->q[qn].kept, list)
+			ddp_rbuf_free(b);
 	ddp_invalidate_owned(s);
 	if (s->remote_inval) {
 		/* the buffers the peer invalidated: see ddp_invalidate_remote() */
@@ -208,15 +213,32 @@ void ddp_stream_release(struct ddp_stream *s, bool abortive)
 }
 EXPORT_SYMBOL_GPL(ddp_stream_release);
 
+/* queue @b on queue @qn; under @s->lock */
+static void ddp_queue_rbuf_nolimit(struct ddp_stream *s, u32 qn,
+				   struct ddp_rbuf *b)
+{
+	list_add_tail(&b->list, &s->q[qn].bufs);
+	s->q[qn].nposted++;
+	s->nposted++;
+}
+
 /* queue @b on queue @qn; under @s->lock. Return: 0 or -ENOBUFS */
 static int ddp_queue_rbuf(struct ddp_stream *s, u32 qn, struct ddp_rbuf *b)
 {
 	if (s->nposted >= DDP_MAX_POSTED)
 		return -ENOBUFS;
-	list_add_tail(&b->list, &s->q[qn].bufs);
-	s->q[qn].nposted++;
-	s->nposted++;
+	ddp_queue_rbuf_nolimit(s, qn, b);
 	return 0;
+}
+
+/* a buffer about to be posted (again): no message in it yet */
+static void ddp_rbuf_arm(struct ddp_rbuf *b)
+{
+	b->placed = 0;
+	b->msg_len = 0;
+	b->last = false;
+	b->last_mo = 0;
+	memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
 }
 
 /*
@@ -307,11 +329,7 @@ again:
 	if (!ret) {
 		/* not zeroed: each field a receive reads is set here */
 		b->cookie = cookie;
-		b->placed = 0;
-		b->msg_len = 0;
-		b->last = false;
-		b->last_mo = 0;
-		memset(b->rsvdulp, 0, sizeof(b->rsvdulp));
+		ddp_rbuf_arm(b);
 		ret = ddp_queue_rbuf(s, qn, b);
 	}
 	/* refused (a refill asks until -ENOBUFS): it serves the next post */
@@ -323,6 +341,66 @@ again:
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ddp_post_recv_pages);
+
+/**
+ * ddp_queue_keep() - keep the buffers a queue delivers, to post them again
+ * @s: the stream
+ * @qn: queue number
+ *
+ * From now on a buffer of queue @qn whose message was delivered
+ * (DDP_EV_RECV) stays with the stream, its pages, length and cookie
+ * unchanged, until ddp_repost() posts it again: a ULP whose buffers are
+ * fixed slots (RDMAP's Read Requests, RFC 5040 section 5.3) returns a
+ * slot with one call and no allocation. A kept buffer is not posted: it
+ * gets no DDP_EV_FLUSH, and ddp_stream_release() frees what is kept. Any
+ * context.
+ *
+ * Return: 0, or -EINVAL for a bad queue.
+ */
+int ddp_queue_keep(struct ddp_stream *s, u32 qn)
+{
+	if (qn >= s->nqueues)
+		return -EINVAL;
+	spin_lock_bh(&s->lock);
+	s->q[qn].keep = true;
+	spin_unlock_bh(&s->lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ddp_queue_keep);
+
+/**
+ * ddp_repost() - post again the buffer a kept queue delivered longest ago
+ * @s: the stream
+ * @qn: queue number, one that ddp_queue_keep() marked
+ *
+ * The buffer goes to the tail of the queue as ddp_post_recv_pages()
+ * would post it, with the pages, length and cookie it was posted with.
+ * It counts among the stream's posted buffers again, but the limit of
+ * DDP_MAX_POSTED does not refuse it: it was posted once, its memory is
+ * there. Does not sleep; any context, without the socket lock.
+ *
+ * Return: 0, -EINVAL for a bad queue, -ENOENT when the queue keeps no
+ * buffer.
+ */
+int ddp_repost(struct ddp_stream *s, u32 qn)
+{
+	struct ddp_rbuf *b;
+	int ret = -ENOENT;
+
+	if (qn >= s->nqueues)
+		return -EINVAL;
+	spin_lock_bh(&s->lock);
+	b = list_first_entry_or_null(&s->q[qn].kept, struct ddp_rbuf, list);
+	if (b) {
+		list_del(&b->list);
+		ddp_rbuf_arm(b);
+		ddp_queue_rbuf_nolimit(s, qn, b);
+		ret = 0;
+	}
+	spin_unlock_bh(&s->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ddp_repost);
 
 /**
  * ddp_post_recv_sg() - post runs of kernel pages as one untagged buffer

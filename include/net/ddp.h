@@ -148,6 +148,8 @@ int ddp_post_recv_pages(struct ddp_stream *s, u32 qn, struct page **pages,
 			u32 npages, u32 first, u64 len, u64 cookie, gfp_t gfp);
 int ddp_post_recv_sg(struct ddp_stream *s, u32 qn, const struct ddp_sge *sg,
 		     u32 nsg, u64 cookie, gfp_t gfp);
+int ddp_queue_keep(struct ddp_stream *s, u32 qn);
+int ddp_repost(struct ddp_stream *s, u32 qn);
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data);
 

@@ -10,6 +10,8 @@
  *	reg OWNED ACCESS	ddp_reg_pages() of the tagged buffer, bound to
  *			the stream (OWNED 1) or the PD (0)
  *	post QN COOKIE	ddp_post_recv_pages() of the untagged buffer
+ *	keep QN		ddp_queue_keep()
+ *	repost QN	ddp_repost()
  *	send QN LEN SEED	ddp_send_msg(), untagged, LEN octets of kc_fill()
  *	sendt STAG TO LEN SEED	ddp_send_msg(), tagged
  *	inval STAG	ddp_invalidate()
@@ -269,6 +271,10 @@ static int kc_cmd(struct kc *k, const char *cmd)
 		return ddp_post_recv_pages(k->s, a, pages, 2, KC_RBUF_FIRST,
 					   KC_RBUF_LEN, b, GFP_KERNEL);
 	}
+	if (sscanf(cmd, "keep %u", &a) == 1)
+		return ddp_queue_keep(k->s, a);
+	if (sscanf(cmd, "repost %u", &a) == 1)
+		return ddp_repost(k->s, a);
 	if (sscanf(cmd, "send %u %u %u", &a, &b, &c) == 3)
 		return kc_send(k, false, a, 0, 0, b, c);
 	if (sscanf(cmd, "sendt %u %llu %u %u", &a, &to, &c, &d) == 4)
