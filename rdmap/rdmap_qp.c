@@ -83,13 +83,10 @@ enum rdmap_rtr_rx {
  * struct rdmap_inbound - a Read Request of the peer, to be answered
  * @rr: the request
  * @mr: its Data Source, held (NULL for a Read of 0 octets)
- * @slot: the queue 1 buffer it came in, free (&rdmap_qp.slots_free) once
- *	the request is taken off the ring to be answered
  */
 struct rdmap_inbound {
 	struct rdmap_read_req	rr;
 	struct ddp_mr		*mr;
-	u32			slot;
 };
 
 /**
@@ -121,8 +118,6 @@ struct rdmap_outbound {
  * @in: the peer's Read Requests, in arrival order
  * @in_head: oldest entry of @in
  * @in_count: entries in @in
- * @slots_free: the Read Request slots (bits) whose requests were taken
- *	off @in: posted again when DDP finds no buffer on queue 1
  * @in_tx: the oldest request, taken off @in to be answered (under
  *	@work_mutex, as @in_tx_held)
  * @in_tx_held: @in_tx waits for its answer: a round without waiting
@@ -169,7 +164,6 @@ struct rdmap_qp {
 	struct rdmap_inbound		in[RDMAP_MAX_IRD];
 	u32				in_head;
 	u32				in_count;
-	u64				slots_free;
 	struct rdmap_inbound		in_tx;
 	bool				in_tx_held;
 	struct rdmap_outbound		out[RDMAP_MAX_ORD];
@@ -449,7 +443,6 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	in = &qp->in[(qp->in_head + qp->in_count) % RDMAP_MAX_IRD];
 	in->rr = rr;
 	in->mr = mr;
-	in->slot = slot;
 	qp->in_count++;
 	spin_unlock_bh(&qp->lock);
 	rdmap_kick(qp);
@@ -678,6 +671,10 @@ static int rdmap_post_slots(struct rdmap_qp *qp, struct ddp_stream *s,
 	if (qp->slots_posted)
 		return 0;
 	qp->slots_posted = true;
+	/* a slot whose request was taken goes back with ddp_repost() */
+	ret = ddp_queue_keep(s, RDMAP_WIRE_QN_READ_REQ);
+	if (ret)
+		return ret;
 	for (slot = 0; slot < qp->ird; slot++) {
 		ret = rdmap_post_slot(qp, s, slot, gfp);
 		if (ret)
@@ -692,50 +689,16 @@ static int rdmap_post_slots(struct rdmap_qp *qp, struct ddp_stream *s,
 }
 
 /*
- * The slots of the requests taken off the ring, in one go when DDP needs
- * one: with an IRD of n, once per n Read Requests of a peer that has one
- * outstanding, instead of a post per Read Response. A slot is free as
- * soon as its request is taken off the ring, before its answer goes (the
- * peer's next request, which the answer allows, must find it); the peer
- * never has more than IRD requests between the ring and the posted
- * slots. Those that cannot be posted now stay free. Socket lock held.
- */
-static void rdmap_post_free_slots(struct rdmap_qp *qp, struct ddp_stream *s)
-{
-	u64 free;
-	u32 slot;
-
-	BUILD_BUG_ON(BITS_PER_TYPE(free) < RDMAP_MAX_IRD);
-	spin_lock_bh(&qp->lock);
-	free = qp->slots_free;
-	qp->slots_free = 0;
-	spin_unlock_bh(&qp->lock);
-	for (; free; free &= free - 1) {
-		slot = __ffs64(free);
-		if (rdmap_post_slot(qp, s, slot, GFP_ATOMIC)) {
-			spin_lock_bh(&qp->lock);
-			qp->slots_free |= free;
-			spin_unlock_bh(&qp->lock);
-			return;
-		}
-	}
-}
-
-/*
  * DDP found no buffer for an untagged message. Within ddp_stream_bind(),
  * a message MPA held comes before rdmap_qp_create() could post RDMAP's
- * own buffers: they are posted here then; later, the free Read Request
- * slots. For a Send, the consumer may post one now. A failure leaves
- * the message without a buffer: DDP's error.
+ * own buffers: they are posted here then (later, none: a Read Request
+ * beyond the IRD gets DDP's error). For a Send, the consumer may post
+ * one now. A failure leaves the message without a buffer: DDP's error.
  */
 static void rdmap_ddp_refill(struct ddp_stream *s, u32 qn)
 {
 	struct rdmap_qp *qp = rdmap_qp_of(s);
 
-	if (qn == RDMAP_WIRE_QN_READ_REQ && qp->slots_posted) {
-		rdmap_post_free_slots(qp, s);
-		return;
-	}
 	if (qn != RDMAP_WIRE_QN_SEND) {
 		rdmap_post_slots(qp, s, GFP_ATOMIC);
 		return;
@@ -818,7 +781,8 @@ enum rdmap_tx_what {
  * Read Response of the oldest request, in @in_tx: the one a round left
  * there (@in_tx_held), or the head of the ring, taken off it now, before
  * its answer, so that the peer's next request, which the answer allows,
- * finds room and a slot (rdmap_post_free_slots()). With @nowait the
+ * finds room and a slot: queue 1 keeps the buffers it delivered, one goes
+ * back per request taken (its octets were decoded on arrival). With @nowait the
  * Terminate is left for rdmap_wq: its shutdown may wait. *@more:
  * something waits after it; what comes later kicks the queue pair again.
  */
@@ -826,6 +790,7 @@ static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait,
 					bool *more)
 {
 	enum rdmap_tx_what what = RDMAP_TX_NONE;
+	bool taken = false;
 
 	spin_lock_bh(&qp->lock);
 	if (qp->term_pending && nowait) {
@@ -841,13 +806,16 @@ static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait,
 	} else if (qp->in_count) {
 		qp->in_tx = qp->in[qp->in_head];
 		qp->in_tx_held = true;
-		qp->slots_free |= BIT_ULL(qp->in_tx.slot);
 		qp->in_head = (qp->in_head + 1) % RDMAP_MAX_IRD;
 		qp->in_count--;
 		what = RDMAP_TX_READ;
+		taken = true;
 	}
 	*more = qp->term_pending || qp->in_count;
 	spin_unlock_bh(&qp->lock);
+	/* cannot fail: the slot came back to the queue it was posted on */
+	if (taken)
+		ddp_repost(qp->s, RDMAP_WIRE_QN_READ_REQ);
 	return what;
 }
 

@@ -948,16 +948,16 @@ static ssize_t send_ulpdus(int fd, void *buf, __u32 len, int n)
 }
 
 /*
- * The slots of queue 1 come back all at once. c, with IRD 4, answers
- * three rounds of 4 Read Requests of 16 octets that the test's MPA socket
- * sends in one sendmsg() each (MSN 1 to 12), reading a round's 4
- * responses before it sends the next. The test and c are on CPU 0:
- * loopback receives the round in the sender's softirq, which c's transmit
- * thread on CPU 0 cannot interrupt, so no request of the round is taken
- * off the ring before the last one came. Each round then needs the 4
- * slots the round before freed, which DDP's refill for its first request
- * posts together; a slot not posted again would make a later request a
- * DDP error (no buffer) and a Terminate.
+ * Every slot of queue 1 comes back. c, with IRD 4, answers three rounds
+ * of 4 Read Requests of 16 octets that the test's MPA socket sends in one
+ * sendmsg() each (MSN 1 to 12), reading a round's 4 responses before it
+ * sends the next. The test and c are on CPU 0: loopback receives the
+ * round in the sender's softirq, which c's transmit thread on CPU 0
+ * cannot interrupt, so no request of the round is taken off the ring
+ * before the last one came. Each round then needs the 4 slots the round
+ * before used, each posted again (ddp_repost()) when its request was
+ * taken; a slot not posted again would make a later request a DDP error
+ * (no buffer) and a Terminate.
  */
 TEST_F(rk, rdma_read_ird_rounds)
 {
