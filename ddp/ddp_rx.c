@@ -96,7 +96,7 @@ static bool ddp_rbuf_done(const struct ddp_rbuf *b)
  * Deliver, in MSN order, the untagged messages that are complete. Called
  * with @s->lock held, which the placement of the segment took; returns
  * without it. The event reads nothing of the buffer object, which goes
- * back (a spare, or freed) before it; no message completes during the
+ * back (kept, a spare, or freed) before it; no message completes during the
  * event, which runs in the context that places (the socket lock's), so
  * the look at the next one is final: one locked section per message.
  */

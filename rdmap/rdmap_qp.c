@@ -781,10 +781,12 @@ enum rdmap_tx_what {
  * Read Response of the oldest request, in @in_tx: the one a round left
  * there (@in_tx_held), or the head of the ring, taken off it now, before
  * its answer, so that the peer's next request, which the answer allows,
- * finds room and a slot: queue 1 keeps the buffers it delivered, one goes
- * back per request taken (its octets were decoded on arrival). With @nowait the
- * Terminate is left for rdmap_wq: its shutdown may wait. *@more:
- * something waits after it; what comes later kicks the queue pair again.
+ * finds room and a slot: queue 1 keeps the buffers it delivered and one
+ * goes back per request taken. A request is decoded in its event, before
+ * it enters the ring: the buffer posted again, the oldest kept, was read.
+ * With @nowait the Terminate is left for rdmap_wq: its shutdown may wait.
+ * *@more: something waits after it; what comes later kicks the queue
+ * pair again.
  */
 static enum rdmap_tx_what rdmap_tx_next(struct rdmap_qp *qp, bool nowait,
 					bool *more)
