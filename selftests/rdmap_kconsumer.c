@@ -991,6 +991,63 @@ TEST_F(rk, rdma_read_ird_rounds)
 }
 
 /*
+ * The IRD bounds the peer's outstanding Read Requests: c, with IRD 2,
+ * gets 3 in one sendmsg(), the test and c on CPU 0 as above, so that all
+ * three are in before c's thread takes the first. The third finds no
+ * buffer on queue 1: DDP's error (untagged buffer, no buffer available,
+ * 0x2/0x02), and c's only message is a Terminate with the DDP Segment
+ * Length and the DDP header of that segment (Hdrct M and D).
+ */
+TEST_F(rk, rdma_read_beyond_ird)
+{
+	const __u8 want[] = {
+		/* untagged DDP header: L, DV 1; Terminate; QN 2, MSN 1, MO 0 */
+		0x41, RDMAP_WIRE_RV | RDMAP_WIRE_OP_TERMINATE, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x00,
+		/* Layer 1 (DDP), EType 2, code 2, Hdrct M and D */
+		0x12, 0x02, 0xc0, 0x00,
+		/* DDP Segment Length: header 18 + Read Request 28 */
+		0x00, 0x2e,
+		/* the third request's DDP header: QN 1, MSN 3, MO 0 */
+		0x41, RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_REQ, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03,
+		0x00, 0x00, 0x00, 0x00,
+	};
+	__u8 segs[3][RK_RREQ_SEG], got[128];
+	struct pollfd pfd = { .events = POLLIN };
+	ssize_t n;
+	int i;
+	__u32 cst;
+
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->cfds));
+	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
+	pfd.fd = self->cfds[0];
+	iw_bench_pin(0, "rdmap_kconsumer");
+	ASSERT_EQ(0, rk_ctl("create c %d 2 4", self->cfds[1]));
+	ASSERT_EQ(0, rk_ctl("fill c 23"));
+	ASSERT_EQ(0, rk_ctl("reg c %u 1", DDP_ACCESS_REMOTE_READ));
+	cst = rk_stag('c');
+	ASSERT_NE(0, cst);
+	for (i = 0; i < 3; i++)
+		rreq_seg(segs[i], i + 1, 0x3000 + i, 0x100ULL * i, 16, cst,
+			 RK_BASE_TO + 16 * i);
+	ASSERT_EQ(sizeof(segs), send_ulpdus(self->cfds[0], segs,
+					    sizeof(segs[0]), 3));
+	ASSERT_EQ(1, poll(&pfd, 1, DDP_TMO_MS));
+	n = recv(self->cfds[0], got, sizeof(got), 0);
+	ASSERT_EQ(sizeof(want), n);
+	EXPECT_EQ(0, memcmp(got, want, sizeof(want)));
+	for (i = 0; i < n && memcmp(got, want, sizeof(want)); i++)
+		TH_LOG("got[%d] = 0x%02x, want 0x%02x", i, got[i], want[i]);
+	/* nothing after it: the stream ended */
+	EXPECT_EQ(0, recv(self->cfds[0], got, sizeof(got), 0));
+	ASSERT_EQ(1, rk_events('c', self->blog, sizeof(self->blog), 1));
+	EXPECT_STREQ("term remote=0 layer=1 etype=2 ecode=2\n", self->blog);
+	EXPECT_EQ(0, rk_ctl("destroy c 0"));
+}
+
+/*
  * MSG_DONTWAIT: a message goes whole at once or not at all. b, the
  * Responder, may not send before a's first FPDU (rule 4): -EAGAIN, not a
  * wait. A Write longer than one DDP segment (the loopback MULPDU is under
