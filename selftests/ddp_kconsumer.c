@@ -177,10 +177,11 @@ TEST_F(kc, untagged_placed)
 }
 
 /*
- * A kept queue (ddp_queue_keep()): its delivered buffer goes back with
- * ddp_repost(), the same pages and cookie, once per call; one not posted
- * again leaves the next message without a buffer (0x2/0x02), and a kept
- * buffer gets no flush at release, a posted one does.
+ * A kept queue (ddp_queue_keep()): its delivered buffers stay with the
+ * stream, and ddp_repost() posts them again, oldest first, same pages and
+ * cookie, one per call; with none posted again the next message finds no
+ * buffer (0x2/0x02). At release the buffers posted again come back as
+ * flushes, in order, as any posted buffer.
  */
 TEST_F(kc, untagged_kept_repost)
 {
@@ -188,38 +189,49 @@ TEST_F(kc, untagged_kept_repost)
 		.ctrl = DDP_FLAG_L | DDP_WIRE_VERSION,
 		.qn = htonl(0),
 	};
-	__u8 m1[300], m2[200];
+	__u8 m1[300], m2[200], m3[100];
 
 	EXPECT_EQ(EINVAL, kc_ctl("keep %d", NQUEUES));
 	EXPECT_EQ(EINVAL, kc_ctl("repost %d", NQUEUES));
 	ASSERT_EQ(0, kc_ctl("keep 0"));
 	ASSERT_EQ(0, kc_ctl("post 0 41"));
+	ASSERT_EQ(0, kc_ctl("post 0 43"));
 	ASSERT_EQ(0, kc_ctl("post 1 42"));
 	/* posted, not delivered: nothing is kept */
 	EXPECT_EQ(ENOENT, kc_ctl("repost 0"));
 	kmod_fill(m1, sizeof(m1), 1);
 	kmod_fill(m2, sizeof(m2), 2);
+	kmod_fill(m3, sizeof(m3), 3);
 	h.msn = htonl(1);
 	peer_send(_metadata, self->fds[0], &h, sizeof(h), m1, sizeof(m1));
-	ASSERT_EQ(1, kc_events(self->log, sizeof(self->log), 1));
-	ASSERT_EQ(0, kc_ctl("repost 0"));
-	EXPECT_EQ(ENOENT, kc_ctl("repost 0"));
 	h.msn = htonl(2);
 	peer_send(_metadata, self->fds[0], &h, sizeof(h), m2, sizeof(m2));
 	ASSERT_EQ(2, kc_events(self->log, sizeof(self->log), 2));
-	ASSERT_EQ(KC_RBUF_LEN, kc_read("untagged", self->rbuf, KC_RBUF_LEN));
-	EXPECT_EQ(0, memcmp(self->rbuf, m2, sizeof(m2)));
-	EXPECT_EQ(0, memcmp(self->rbuf + sizeof(m2), m1 + sizeof(m2),
-			    sizeof(m1) - sizeof(m2)));
-	/* the buffer is kept again, not posted */
+	/* the buffer of MSN 1 (cookie 41) goes back */
+	ASSERT_EQ(0, kc_ctl("repost 0"));
 	h.msn = htonl(3);
-	peer_send(_metadata, self->fds[0], &h, sizeof(h), m2, 10);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), m3, sizeof(m3));
 	ASSERT_EQ(3, kc_events(self->log, sizeof(self->log), 3));
-	ASSERT_EQ(0, kc_ctl("release 0"));
+	/* both buffers are the same pages: the third message at offset 0 */
+	ASSERT_EQ(KC_RBUF_LEN, kc_read("untagged", self->rbuf, KC_RBUF_LEN));
+	EXPECT_EQ(0, memcmp(self->rbuf, m3, sizeof(m3)));
+	EXPECT_EQ(0, memcmp(self->rbuf + 100, m2 + 100, 100));
+	EXPECT_EQ(0, memcmp(self->rbuf + 200, m1 + 200, 100));
+	/* both kept, none posted */
+	h.msn = htonl(4);
+	peer_send(_metadata, self->fds[0], &h, sizeof(h), m3, 10);
 	ASSERT_EQ(4, kc_events(self->log, sizeof(self->log), 4));
+	EXPECT_EQ(0, kc_ctl("repost 0"));
+	EXPECT_EQ(0, kc_ctl("repost 0"));
+	EXPECT_EQ(ENOENT, kc_ctl("repost 0"));
+	ASSERT_EQ(0, kc_ctl("release 0"));
+	ASSERT_EQ(7, kc_events(self->log, sizeof(self->log), 7));
 	EXPECT_STREQ("recv qn=0 msn=1 len=300 cookie=41 rsvdulp=0000000000\n"
-		     "recv qn=0 msn=2 len=200 cookie=41 rsvdulp=0000000000\n"
-		     "error type=2 code=2 len=28 hdr=410000000000000000000000000300000000\n"
+		     "recv qn=0 msn=2 len=200 cookie=43 rsvdulp=0000000000\n"
+		     "recv qn=0 msn=3 len=100 cookie=41 rsvdulp=0000000000\n"
+		     "error type=2 code=2 len=28 hdr=410000000000000000000000000400000000\n"
+		     "flush qn=0 cookie=43\n"
+		     "flush qn=0 cookie=41\n"
 		     "flush qn=1 cookie=42\n", self->log);
 }
 
