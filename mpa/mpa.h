@@ -333,6 +333,7 @@ static inline void mpa_set_state(struct mpa_conn *c, u32 state)
 extern bool mpa_allow_no_crc;
 extern unsigned int mpa_default_rev;
 extern unsigned int mpa_tx_split_test;
+extern unsigned int mpa_tx_mss_test;
 extern unsigned int mpa_tx_page_cache;
 extern struct tcp_ulp_ops mpa_ulp_ops;
 extern struct workqueue_struct *mpa_wq;

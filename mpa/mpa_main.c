@@ -61,6 +61,18 @@ MODULE_PARM_DESC(tx_split_test,
 		 "Test only: put each FPDU in two skbs, split after this many octets; default 0 (off)");
 
 /*
+ * A consumer reads the MULPDU, then sends: should the path MTU drop in
+ * between, MPA refuses a ULPDU that no longer fits (-EMSGSIZE) and the
+ * consumer cuts it again (ddp_send_msg()). This knob lets the selftests
+ * produce that at will: MPA's sends take the MSS as at most this many
+ * octets, while the MULPDU the consumer reads stays TCP's.
+ */
+unsigned int mpa_tx_mss_test;
+module_param_named(tx_mss_test, mpa_tx_mss_test, uint, 0644);
+MODULE_PARM_DESC(tx_mss_test,
+		 "Test only: sends take the MSS as at most this many octets, the MULPDU reported stays TCP's; default 0 (off)");
+
+/*
  * FPDUs are built in page fragments that TCP then takes by reference. TCP's
  * own are the task's: a new 32 KiB page each time the last one is full and
  * still queued, allocated and, with init_on_alloc, zeroed. With this many

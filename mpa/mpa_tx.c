@@ -123,10 +123,14 @@ static void mpa_tx_sent(struct mpa_conn *c, u32 len)
  * every send. SACK blocks in the header, present only while data arrives
  * out of order, shrink TCP's segments below it, and then GSO can cut an
  * FPDU (tcp_current_mss(), which counts them, is not exported).
+ * tx_mss_test lowers it for the selftests.
  */
 static u32 mpa_tx_mss(struct mpa_conn *c)
 {
-	return tcp_sk(c->sk)->mss_cache;
+	u32 mss = tcp_sk(c->sk)->mss_cache;
+	u32 test = READ_ONCE(mpa_tx_mss_test);
+
+	return unlikely(test) ? min(mss, test) : mss;
 }
 
 /*
