@@ -149,6 +149,24 @@ static int rk_cpu1(int on)
 	return ret;
 }
 
+#define RK_MSS_TEST	"/sys/module/mpa/parameters/tx_mss_test"
+
+/* MPA's sends take the MSS as at most @mss octets (0: TCP's). */
+static int rk_mss_test(unsigned int mss)
+{
+	int fd = open(RK_MSS_TEST, O_WRONLY | O_CLOEXEC);
+	char v[16];
+	int n, ret = -1;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(v, sizeof(v), "%u", mss);
+	if (write(fd, v, n) == n)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
 FIXTURE(rk)
 {
 	int fds[2];	/* [0] a's socket (Initiator), [1] b's (Responder) */
@@ -184,6 +202,7 @@ FIXTURE_TEARDOWN(rk)
 {
 	if (self->cpu1_off)
 		rk_cpu1(1);
+	rk_mss_test(0);
 	/* a reset wakes c's sender if it still waits for the window */
 	if (self->cfds[0] >= 0)
 		close(self->cfds[0]);
@@ -1045,6 +1064,74 @@ TEST_F(rk, rdma_read_beyond_ird)
 	ASSERT_EQ(1, rk_events('c', self->blog, sizeof(self->blog), 1));
 	EXPECT_STREQ("term remote=0 layer=1 etype=2 ecode=2\n", self->blog);
 	EXPECT_EQ(0, rk_ctl("destroy c 0"));
+}
+
+/*
+ * The MSS shrinks after RDMAP read the MULPDU: MPA's tx_mss_test knob
+ * makes its sends take 536 octets (MULPDU 530) while the MULPDU c reads
+ * stays loopback's. A message that fits one segment by that MULPDU is
+ * refused by MPA before anything is sent (-EMSGSIZE), and DDP cuts it
+ * again at the MULPDU of the send (ddp_send_msg()). c's Read Response of
+ * 1000 octets goes as two tagged segments of 516 and 484; a Send of 1000
+ * with MSG_DONTWAIT cannot go whole in one segment now: EAGAIN, nothing
+ * sent, no MSN taken; without it two untagged segments of 512 and 488,
+ * MSN 1 on queue 0.
+ */
+TEST_F(rk, mss_shrunk_after_mulpdu)
+{
+	static const __u32 tlen[] = { 516, 484 }, ulen[] = { 512, 488 };
+	struct pollfd pfd = { .events = POLLIN };
+	__u8 src[1000], seg[RK_RREQ_SEG], got[1100];
+	__u32 cst, off, be;
+	__be64 to;
+	int i;
+
+	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->cfds));
+	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
+	pfd.fd = self->cfds[0];
+	ASSERT_EQ(0, rk_ctl("create c %d 4 4", self->cfds[1]));
+	ASSERT_EQ(0, rk_ctl("fill c 24"));
+	ASSERT_EQ(0, rk_ctl("reg c %u 1", DDP_ACCESS_REMOTE_READ));
+	cst = rk_stag('c');
+	ASSERT_NE(0, cst);
+	if (rk_mss_test(536))
+		SKIP(return, "no tx_mss_test in mpa.ko");
+
+	rreq_seg(seg, 1, 0x4000, 0x500, sizeof(src), cst, RK_BASE_TO);
+	ASSERT_EQ(sizeof(seg), send(self->cfds[0], seg, sizeof(seg), 0));
+	kmod_fill(src, sizeof(src), 24);
+	for (i = 0, off = 0; i < 2; off += tlen[i++]) {
+		ASSERT_EQ(1, poll(&pfd, 1, DDP_TMO_MS));
+		ASSERT_EQ(14 + tlen[i], recv(self->cfds[0], got, sizeof(got), 0));
+		EXPECT_EQ(i ? 0xc1 : 0x81, got[0]);
+		EXPECT_EQ(RDMAP_WIRE_RV | RDMAP_WIRE_OP_READ_RESP, got[1]);
+		memcpy(&be, got + 2, 4);
+		EXPECT_EQ(0x4000, ntohl(be));
+		memcpy(&to, got + 6, 8);
+		EXPECT_EQ(0x500 + off, be64toh(to));
+		EXPECT_EQ(0, memcmp(got + 14, src + off, tlen[i]));
+	}
+
+	EXPECT_EQ(EAGAIN, rk_ctl("send c %d 0 1000 25 1", RDMAP_WIRE_OP_SEND));
+	EXPECT_EQ(0, poll(&pfd, 1, 100));
+	ASSERT_EQ(0, rk_ctl("send c %d 0 1000 25", RDMAP_WIRE_OP_SEND));
+	kmod_fill(src, sizeof(src), 25);
+	for (i = 0, off = 0; i < 2; off += ulen[i++]) {
+		ASSERT_EQ(1, poll(&pfd, 1, DDP_TMO_MS));
+		ASSERT_EQ(18 + ulen[i], recv(self->cfds[0], got, sizeof(got), 0));
+		EXPECT_EQ(i ? 0x41 : 0x01, got[0]);
+		EXPECT_EQ(RDMAP_WIRE_RV | RDMAP_WIRE_OP_SEND, got[1]);
+		memcpy(&be, got + 6, 4);
+		EXPECT_EQ(RDMAP_WIRE_QN_SEND, ntohl(be));
+		memcpy(&be, got + 10, 4);
+		EXPECT_EQ(1, ntohl(be));
+		memcpy(&be, got + 14, 4);
+		EXPECT_EQ(off, ntohl(be));
+		EXPECT_EQ(0, memcmp(got + 18, src + off, ulen[i]));
+	}
+	EXPECT_EQ(0, rk_mss_test(0));
+	EXPECT_EQ(0, rk_ctl("destroy c 0"));
+	EXPECT_STREQ("", rk_log_now('c', self->blog, sizeof(self->blog)));
 }
 
 /*
