@@ -827,14 +827,14 @@ EXPORT_SYMBOL_GPL(ddp_mr_put);
  * entries, or -ENOMEM.
  */
 static int ddp_mr_bvec(const struct ddp_mr *mr, u64 to, u32 len,
-		       struct bio_vec *stack, struct bio_vec **out)
+		       struct bio_vec *stack, struct bio_vec **out, gfp_t gfp)
 {
 	u64 off = to - mr->base_to + mr->mem.first;
 	u32 n = 0, nmax = DIV_ROUND_UP((off & ~PAGE_MASK) + len, PAGE_SIZE);
 	struct bio_vec *bv = stack;
 
 	if (nmax > DDP_MR_STACK_BV) {
-		bv = kvmalloc_array(nmax, sizeof(*bv), GFP_KERNEL);
+		bv = kvmalloc_array(nmax, sizeof(*bv), gfp);
 		if (!bv)
 			return -ENOMEM;
 	}
@@ -875,7 +875,8 @@ int ddp_send_mr(struct ddp_stream *s, const struct ddp_msg *msg,
 	if (to < mr->base_to || to - mr->base_to > mr->mem.len ||
 	    len > mr->mem.len - (to - mr->base_to))
 		return -EINVAL;
-	n = ddp_mr_bvec(mr, to, len, stack, &bv);
+	n = ddp_mr_bvec(mr, to, len, stack, &bv,
+			msg->rx ? GFP_ATOMIC : GFP_KERNEL);
 	if (n < 0)
 		return n;
 	iov_iter_bvec(&it, ITER_SOURCE, bv, n, len);

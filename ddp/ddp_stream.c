@@ -492,6 +492,33 @@ static int ddp_send_one(struct ddp_stream *s, const struct ddp_msg *msg,
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * A tagged message of one segment from the event callback, which holds
+ * the socket: only while no sender has @tx_lock (one that takes it now
+ * waits for the socket until this one is done), else -EAGAIN. Tagged
+ * only: an untagged sender reads its MSN before it has the socket.
+ */
+static int ddp_send_rx(struct ddp_stream *s, const struct ddp_msg *msg,
+		       struct iov_iter *data, u64 total)
+{
+	struct ddp_tagged_hdr h;
+	int ret;
+
+	if (!msg->tagged || msg->more)
+		return -EINVAL;
+	if (mutex_is_locked(&s->tx_lock) || READ_ONCE(s->shut) ||
+	    total > ddp_seg_payload_max(mpa_conn_mulpdu(s->conn), true))
+		return -EAGAIN;
+	ddp_tagged_hdr_build(&h, s->dv, true, msg->rsvdulp[0], msg->stag,
+			     msg->to);
+	ret = mpa_sendv_rx(s->conn, &h, sizeof(h), data, total);
+	if (ret)
+		return ret;
+	ddp_stat_add(&s->stats.tx[DDP_ST_TAGGED_MSGS], 1);
+	ddp_stat_add(&s->stats.tx[DDP_ST_TAGGED_OCTETS], total);
+	return 0;
+}
+
 /**
  * ddp_send_msg() - send one DDP message, cut into segments of at most MULPDU
  * @s: the stream
@@ -502,10 +529,12 @@ static int ddp_send_one(struct ddp_stream *s, const struct ddp_msg *msg,
  * RsvdULP octet: the other four RsvdULP octets of @msg must be 0. Each
  * segment is as large as MPA's MULPDU allows when it is built: it follows
  * the path MTU within the message.
- * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP,
- * -EMSGSIZE for 2^32 octets or more, -EPIPE after a shutdown, -ENOTCONN
- * before full operation, -EAGAIN for a @msg->nowait message that cannot
- * go whole now).
+ * Context: process context, sleeps unless @msg->nowait; with @msg->rx
+ * the stream's event callback, does not sleep.
+ * Return: 0, or a negative errno (-EINVAL for a bad QN or RsvdULP, or an
+ * untagged @msg->rx message, -EMSGSIZE for 2^32 octets or more, -EPIPE
+ * after a shutdown, -ENOTCONN before full operation, -EAGAIN for a
+ * @msg->nowait or @msg->rx message that cannot go whole now).
  */
 int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		 struct iov_iter *data)
@@ -529,6 +558,8 @@ int ddp_send_msg(struct ddp_stream *s, const struct ddp_msg *msg,
 		       msg->rsvdulp[4]))
 		return -EINVAL;
 
+	if (msg->rx)
+		return ddp_send_rx(s, msg, data, total);
 	if (!msg->nowait)
 		mutex_lock(&s->tx_lock);
 	else if (!mutex_trylock(&s->tx_lock))

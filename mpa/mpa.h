@@ -114,6 +114,8 @@
  * @tx_own: FPDUs are built in @tx_pfrag: set by the first train (bulk
  *	sending); before it, and without @tx_cache_max, in the task's page
  *	fragment, which connections that send small messages share
+ * @tx_rx: a send from the receive path (mpa_sendv_rx()) runs: atomic
+ *	allocations, the socket's page fragment, no buffer TCP copies from
  * @tx_trim_work: frees the pages of @tx_cache that TCP let go of, a
  *	second after the last page was taken
  * @frame_have: octets of the peer's Request/Reply received
@@ -189,6 +191,7 @@ struct mpa_conn {
 	struct page		**tx_cache;
 	u16			tx_cache_max;
 	bool			tx_own;
+	bool			tx_rx;
 	u16			tx_cache_head;
 	u16			tx_cache_n;
 	struct delayed_work	tx_trim_work;
@@ -287,6 +290,7 @@ enum mpa_mib_field {
 	MPA_MIB_TX_PAGES_RELEASED,	/* of those, let go of */
 	MPA_MIB_RX_TO_TASK,	/* data-ready left octets for a waiting task */
 	MPA_MIB_RX_WINDOW,	/* window updates after the owner's backlog */
+	MPA_MIB_TX_FROM_RX,	/* FPDUs sent from the receive path */
 	MPA_MIB_MAX
 };
 

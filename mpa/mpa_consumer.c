@@ -314,6 +314,53 @@ int mpa_sendv(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 EXPORT_SYMBOL_GPL(mpa_sendv);
 
 /**
+ * mpa_sendv_rx() - mpa_sendv() from the connection's receive path
+ * @conn: the connection
+ * @hdr: the first octets of the ULPDU
+ * @hdr_len: their number
+ * @data: the rest, in kernel memory (a kvec or bvec iterator)
+ * @data_len: its length; @hdr_len + @data_len at most mpa_conn_mulpdu()
+ *
+ * For a consumer that answers in its receive callback, as a NIC answers
+ * in its receive path: the FPDU goes from there, without a wake-up of
+ * another task, with atomic allocations. Only when it can go whole at
+ * once and no sender is in the middle of a send (one that takes the
+ * connection now waits for the socket lock that the receive path holds
+ * until this one is done), and never by a copy into the task's page
+ * fragment: the task is whichever one softirq interrupted.
+ *
+ * Context: a receive callback of the consumer (softirq, or a task with
+ * the socket lock); does not sleep.
+ * Return: 0, or -EAGAIN when it cannot go now (nothing sent), or another
+ * negative errno as mpa_sendv() (nothing sent).
+ */
+int mpa_sendv_rx(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+		 struct iov_iter *data, u32 data_len)
+{
+	struct sock *sk = conn->sk;
+	gfp_t gfp = sk->sk_allocation;
+	int ret;
+
+	/* without scatter-gather TCP would copy into the task's fragment */
+	if (mutex_is_locked(&conn->tx_lock) || conn->tx_busy ||
+	    conn->tx_pend_len || conn->tx_train || conn->tx_more ||
+	    conn->state != MPA_S_FULL || conn->err || !conn->tx_allowed ||
+	    conn->tx_shut || !(sk->sk_route_caps & NETIF_F_SG))
+		return -EAGAIN;
+	sk->sk_allocation = GFP_ATOMIC;
+	conn->tx_rx = true;
+	ret = mpa_send_locked(conn, hdr, hdr_len, data, hdr_len + data_len,
+			      MSG_DONTWAIT | MSG_NOSIGNAL);
+	conn->tx_rx = false;
+	sk->sk_allocation = gfp;
+	if (ret < 0)
+		return ret;
+	mpa_mib_inc(conn, MPA_MIB_TX_FROM_RX);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mpa_sendv_rx);
+
+/**
  * mpa_send_begin() - take the connection for a series of sends
  * @conn: the connection
  *

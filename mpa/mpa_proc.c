@@ -45,6 +45,7 @@ static const char *const mpa_mib_names[MPA_MIB_MAX] = {
 	[MPA_MIB_TX_PAGES_RELEASED] = "MpaTxPagesReleased",
 	[MPA_MIB_RX_TO_TASK]	= "MpaRxToTask",
 	[MPA_MIB_RX_WINDOW]	= "MpaRxWindowUpdates",
+	[MPA_MIB_TX_FROM_RX]	= "MpaTxFromRx",
 };
 
 /*

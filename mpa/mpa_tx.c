@@ -359,11 +359,14 @@ static bool mpa_may_send(const struct mpa_conn *c)
 
 /*
  * The page fragment FPDUs are built in: MPA's own (tx_page_cache), or the
- * task's or socket's as TCP's sendmsg() uses.
+ * task's or socket's as TCP's sendmsg() uses; the socket's in the
+ * receive path, where the task is whichever one softirq interrupted.
  */
 static struct page_frag *mpa_tx_frag(struct mpa_conn *c)
 {
-	return c->tx_own ? &c->tx_pfrag : sk_page_frag(c->sk);
+	if (c->tx_own)
+		return &c->tx_pfrag;
+	return c->tx_rx ? &c->sk->sk_frag : sk_page_frag(c->sk);
 }
 
 /* the oldest page of the cache if TCP let go of it (ours alone), or NULL */
@@ -419,7 +422,7 @@ static bool mpa_tx_frag_refill(struct mpa_conn *c, u32 sz)
 	gfp_t gfp;
 
 	if (!c->tx_own)
-		return skb_page_frag_refill(sz, sk_page_frag(sk), sk->sk_allocation);
+		return skb_page_frag_refill(sz, mpa_tx_frag(c), sk->sk_allocation);
 	if (pf->page) {
 		if (pf->size - pf->offset >= sz)
 			return true;
@@ -548,6 +551,9 @@ static u8 *mpa_tx_buf(struct mpa_conn *c, u32 wire, struct page **page, u32 *off
 	c->tx_page = *page;
 	if (*page)
 		return (u8 *)page_address(*page) + *off;
+	/* TCP would copy it into the task's page fragment */
+	if (c->tx_rx)
+		return NULL;
 	c->tx_buf = kvmalloc(wire, sk->sk_allocation | __GFP_ACCOUNT);
 	return c->tx_buf;
 }

@@ -62,6 +62,11 @@ struct rdmap_txq {
 static DEFINE_PER_CPU(struct rdmap_txq, rdmap_txq);
 static DEFINE_PER_CPU(struct task_struct *, rdmap_tx_task);
 
+static bool rdmap_rx_answer = true;
+module_param_named(rx_answer, rdmap_rx_answer, bool, 0644);
+MODULE_PARM_DESC(rx_answer,
+		 "Send a Read Response that goes at once in one segment from the receive path of its request, when nothing waits before it; false leaves every one to the transmit threads; default true");
+
 /* RDMAP's own receive buffers, all in one page */
 #define RDMAP_RREQ_SLOT		32	/* one Read Request (28 octets) each */
 #define RDMAP_TERM_OFF		(RDMAP_MAX_IRD * RDMAP_RREQ_SLOT)
@@ -406,6 +411,42 @@ static inline int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
 	return rdmap_rx_rtr_first(qp, s, ev, op, len, seg_len);
 }
 
+/*
+ * Answer the Read Request @rr where it arrived, as an RNIC does: no
+ * wake-up of the transmit thread, no context switch before the Read
+ * Response goes. Only when it goes whole at once in one segment and no
+ * other sender is in the middle of a message (ddp_send_mr() with @rx).
+ * Return: 0 when it went (@mr put, a slot of queue 1 posted again), or
+ * a negative errno, nothing sent: the request takes the ring.
+ */
+static int rdmap_answer_rx(struct rdmap_qp *qp, struct ddp_stream *s,
+			   const struct rdmap_read_req *rr, struct ddp_mr *mr)
+{
+	struct ddp_msg msg = {
+		.tagged = true,
+		.rx = true,
+		.stag = rr->sink_stag,
+		.to = rr->sink_to,
+		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
+	};
+	struct iov_iter empty;
+	int ret;
+
+	if (mr) {
+		ret = ddp_send_mr(s, &msg, mr, rr->src_to, rr->size);
+	} else {
+		iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
+		ret = ddp_send_msg(s, &msg, &empty);
+	}
+	if (ret)
+		return ret;
+	if (mr)
+		ddp_mr_put(mr);
+	/* cannot fail: the request's own slot is the one queue 1 kept */
+	ddp_repost(s, RDMAP_WIRE_QN_READ_REQ);
+	return 0;
+}
+
 /* A Read Request of the peer arrived in slot @ev->cookie. */
 static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 			      const struct ddp_stream_event *ev)
@@ -433,12 +474,17 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 		return;
 	}
 	spin_lock_bh(&qp->lock);
-	if (qp->terminated || qp->closing || qp->in_count >= qp->ird) {
-		/* cannot happen for the last: only IRD slots are posted */
+	if (qp->terminated || qp->closing || qp->in_count >= qp->ird)
+		goto drop;
+	/* nothing older waits or is being answered: answer it here */
+	if (!qp->in_count && !qp->in_tx_held && !qp->term_pending &&
+	    READ_ONCE(rdmap_rx_answer)) {
 		spin_unlock_bh(&qp->lock);
-		if (mr)
-			ddp_mr_put(mr);
-		return;
+		if (!rdmap_answer_rx(qp, s, &rr, mr))
+			return;
+		spin_lock_bh(&qp->lock);
+		if (qp->terminated || qp->closing)
+			goto drop;
 	}
 	in = &qp->in[(qp->in_head + qp->in_count) % RDMAP_MAX_IRD];
 	in->rr = rr;
@@ -446,6 +492,12 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	qp->in_count++;
 	spin_unlock_bh(&qp->lock);
 	rdmap_kick(qp);
+	return;
+drop:
+	/* the last cannot happen: only IRD slots are posted */
+	spin_unlock_bh(&qp->lock);
+	if (mr)
+		ddp_mr_put(mr);
 }
 
 /* The peer's Terminate arrived: the stream ends, nothing is sent back. */

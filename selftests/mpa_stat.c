@@ -32,7 +32,7 @@ static const char stat_names[][32] = {
 	"MpaErrStartup", "MpaTxFpdus", "MpaTxOctets", "MpaRxFpdus",
 	"MpaRxOctets", "MpaRxDirect", "MpaTxTrains", "MpaTxPages",
 	"MpaTxPagesReused", "MpaTxPagesReleased", "MpaRxToTask",
-	"MpaRxWindowUpdates",
+	"MpaRxWindowUpdates", "MpaTxFromRx",
 };
 
 #define NSTATS ARRAY_SIZE(stat_names)
@@ -41,7 +41,7 @@ enum {
 	ATTACHED, STARTED, FULL, REJECTED, FAILED, TIMEOUTS, REV0, REV1, REV2,
 	ERR1, ERR2, ERR3, ERR4, TX_FPDUS, TX_OCTETS, RX_FPDUS, RX_OCTETS,
 	RX_DIRECT, TX_TRAINS, TX_PAGES, TX_REUSED, TX_RELEASED, RX_TO_TASK,
-	RX_WINDOW,
+	RX_WINDOW, TX_FROM_RX,
 };
 
 /* Reads /proc/net/mpa_stat; every name must be there, in this order. */

@@ -167,6 +167,22 @@ static int rk_mss_test(unsigned int mss)
 	return ret;
 }
 
+#define RK_RX_ANSWER	"/sys/module/rdmap/parameters/rx_answer"
+
+/* rdmap's rx_answer: Read Responses from the receive path (1) or not */
+static int rk_rx_answer(int on)
+{
+	int fd = open(RK_RX_ANSWER, O_WRONLY | O_CLOEXEC);
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, on ? "1" : "0", 1) == 1)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
 FIXTURE(rk)
 {
 	int fds[2];	/* [0] a's socket (Initiator), [1] b's (Responder) */
@@ -203,6 +219,7 @@ FIXTURE_TEARDOWN(rk)
 	if (self->cpu1_off)
 		rk_cpu1(1);
 	rk_mss_test(0);
+	rk_rx_answer(1);
 	/* a reset wakes c's sender if it still waits for the window */
 	if (self->cfds[0] >= 0)
 		close(self->cfds[0]);
@@ -743,8 +760,55 @@ TEST_F(rk, rdma_read)
 }
 
 /*
+ * b answers a's Read in the receive path of the request (rdmap's
+ * rx_answer, the default): MPA counts the FPDU in MpaTxFromRx and b's
+ * transmit thread does not run; with rx_answer=0 the thread, which
+ * wakes, sends it and MPA counts none. The same octets land either way.
+ */
+TEST_F(rk, rdma_read_rx_answer)
+{
+	__u8 src[RK_TAG_LEN];
+	__u32 sink, srcs;
+	char want[128];
+	long vcsw, n0;
+	pid_t tx0 = 0;
+	int on;
+
+	ASSERT_EQ(1, threads_named("rdmap_tx/0\n", NULL, &tx0));
+	/* b's thread is that of the CPU that creates it */
+	iw_bench_pin(0, "rdmap_kconsumer");
+	pair_up(_metadata, self->fds, 8, 8);
+	read_setup(_metadata, DDP_ACCESS_REMOTE_READ, true, &sink, &srcs);
+	kmod_fill(src, sizeof(src), 21);
+	for (on = 1; on >= 0; on--) {
+		ASSERT_EQ(0, rk_rx_answer(on));
+		EXPECT_EQ('S', rk_task_wait(tx0, 'S'));
+		vcsw = rk_task_vcsw(tx0);
+		n0 = mt_mpa_stat("MpaTxFromRx");
+		ASSERT_LE(0, vcsw);
+		ASSERT_LE(0, n0);
+		ASSERT_EQ(0, rk_ctl("read a %u %llu %u %llu 3000 %d", sink,
+				    RK_BASE_TO + 3000 * on, srcs,
+				    RK_BASE_TO + 100 * on, 50 + on));
+		ASSERT_EQ(2 - on, rk_events('a', self->alog,
+					    sizeof(self->alog), 2 - on));
+		EXPECT_EQ(on, mt_mpa_stat("MpaTxFromRx") - n0);
+		EXPECT_EQ('S', rk_task_wait(tx0, 'S'));
+		EXPECT_EQ(!on, rk_task_vcsw(tx0) > vcsw);
+	}
+	snprintf(want, sizeof(want),
+		 "read_done len=3000 cookie=51\nread_done len=3000 cookie=50\n");
+	EXPECT_STREQ(want, self->alog);
+	ASSERT_EQ(RK_TAG_LEN, rk_read('a', "tagged", self->tag, RK_TAG_LEN));
+	EXPECT_EQ(0, memcmp(self->tag, src, 3000));
+	EXPECT_EQ(0, memcmp(self->tag + 3000, src + 100, 3000));
+	EXPECT_STREQ("", rk_log_now('b', self->blog, sizeof(self->blog)));
+}
+
+/*
  * b is created on CPU 1: its Read Responses go from CPU 1's transmit
- * thread, which wakes for them; while CPU 1 is offline the thread is
+ * thread (rx_answer=0: none from the receive path), which wakes for
+ * them; while CPU 1 is offline the thread is
  * parked and rdmap's workqueue answers (the thread does not run); once
  * the CPU is back, its thread again. Every Read completes with the
  * octets of b's buffer.
@@ -760,6 +824,7 @@ TEST_F(rk, rdma_read_cpu_offline)
 	if (access(RK_CPU1, W_OK))
 		SKIP(return, "no CPU 1 that can go offline (VM --smp 1?)");
 	ASSERT_EQ(1, threads_named("rdmap_tx/1\n", NULL, &tx1));
+	ASSERT_EQ(0, rk_rx_answer(0));
 	iw_bench_pin(0, "rdmap_kconsumer");
 	ASSERT_EQ(0, rk_ctl("create a %d 8 8", self->fds[0]));
 	iw_bench_pin(1, "rdmap_kconsumer");
@@ -975,23 +1040,29 @@ static ssize_t send_ulpdus(int fd, void *buf, __u32 len, int n)
 }
 
 /*
- * Every slot of queue 1 comes back. c, with IRD 4, answers three rounds
+ * Every slot of queue 1 comes back. c, with IRD 4, answers six rounds
  * of 4 Read Requests of 16 octets that the test's MPA socket sends in one
- * sendmsg() each (MSN 1 to 12), reading a round's 4 responses before it
- * sends the next. The test and c are on CPU 0: loopback receives the
- * round in the sender's softirq, which c's transmit thread on CPU 0
- * cannot interrupt, so no request of the round is taken off the ring
- * before the last one came. Each round then needs the 4 slots the round
- * before used, each posted again (ddp_repost()) when its request was
- * taken; a slot not posted again would make a later request a DDP error
- * (no buffer) and a Terminate.
+ * sendmsg() each (MSN 1 to 24), reading a round's 4 responses before it
+ * sends the next. The first three with rx_answer=0: the test and c are
+ * on CPU 0, loopback receives the round in the sender's softirq, which
+ * c's transmit thread on CPU 0 cannot interrupt, so no request of the
+ * round is taken off the ring before the last one came. Each round then
+ * needs the 4 slots the round before used, each posted again
+ * (ddp_repost()) when its request was taken; a slot not posted again
+ * would make a later request a DDP error (no buffer) and a Terminate.
+ * The last three with rx_answer=1: each request is answered in its
+ * receive path, before the next is parsed, its slot posted again at
+ * once; MPA counts those 12 responses in MpaTxFromRx, none of the first
+ * 12.
  */
 TEST_F(rk, rdma_read_ird_rounds)
 {
 	__u8 src[RK_TAG_LEN], segs[4][RK_RREQ_SEG];
+	long rx[3] = { 0 };
 	int round, i, n;
 	__u32 cst;
 
+	ASSERT_EQ(0, rk_rx_answer(0));
 	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->cfds));
 	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
 	iw_bench_pin(0, "rdmap_kconsumer");
@@ -1002,7 +1073,13 @@ TEST_F(rk, rdma_read_ird_rounds)
 	ASSERT_NE(0, cst);
 	kmod_fill(src, sizeof(src), 22);
 
-	for (round = 0; round < 3; round++) {
+	rx[0] = mt_mpa_stat("MpaTxFromRx");
+	ASSERT_LE(0, rx[0]);
+	for (round = 0; round < 6; round++) {
+		if (round == 3) {
+			rx[1] = mt_mpa_stat("MpaTxFromRx");
+			ASSERT_EQ(0, rk_rx_answer(1));
+		}
 		/* 4 untagged DDP segments on queue 1, one FPDU each */
 		for (i = 0, n = round * 4; i < 4; i++, n++)
 			rreq_seg(segs[i], n + 1, 0x2000 + n, 0x100ULL * n, 16,
@@ -1013,6 +1090,9 @@ TEST_F(rk, rdma_read_ird_rounds)
 			read_resp(_metadata, self->cfds[0], 0x2000 + n,
 				  0x100ULL * n, src + 16 * n, 16, 0);
 	}
+	rx[2] = mt_mpa_stat("MpaTxFromRx");
+	EXPECT_EQ(0, rx[1] - rx[0]);
+	EXPECT_EQ(12, rx[2] - rx[1]);
 	EXPECT_EQ(0, rk_ctl("destroy c 0"));
 	EXPECT_STREQ("", rk_log_now('c', self->blog, sizeof(self->blog)));
 }
@@ -1020,10 +1100,12 @@ TEST_F(rk, rdma_read_ird_rounds)
 /*
  * The IRD bounds the peer's outstanding Read Requests: c, with IRD 2,
  * gets 3 in one sendmsg(), the test and c on CPU 0 as above, so that all
- * three are in before c's thread takes the first. The third finds no
- * buffer on queue 1: DDP's error (untagged buffer, no buffer available,
- * 0x2/0x02), and c's only message is a Terminate with the DDP Segment
- * Length and the DDP header of that segment (Hdrct M and D).
+ * three are in before c's thread takes the first (rx_answer=0: a request
+ * answered in its receive path leaves its slot free for the next). The
+ * third finds no buffer on queue 1: DDP's error (untagged buffer, no
+ * buffer available, 0x2/0x02), and c's only message is a Terminate with
+ * the DDP Segment Length and the DDP header of that segment (Hdrct M
+ * and D).
  */
 TEST_F(rk, rdma_read_beyond_ird)
 {
@@ -1047,6 +1129,7 @@ TEST_F(rk, rdma_read_beyond_ird)
 	int i;
 	__u32 cst;
 
+	ASSERT_EQ(0, rk_rx_answer(0));
 	ASSERT_EQ(0, iw_loopback_pair(AF_INET, self->cfds));
 	ASSERT_EQ(0, iw_mpa_startup_pair(self->cfds, 0, 0, DDP_TMO_MS));
 	pfd.fd = self->cfds[0];

@@ -10,7 +10,9 @@
  * through its event callback, in softirq or in process context with the
  * socket lock held: it must not sleep and must not call DDP back except
  * ddp_stream_priv(), ddp_stream_mpa_info(), ddp_stream_halt(),
- * ddp_invalidate_remote(), ddp_mr_get() and ddp_mr_put(). Every other
+ * ddp_invalidate_remote(), ddp_mr_get(), ddp_mr_put(), ddp_repost(), and
+ * (not for DDP_EV_FLUSH, which comes without the socket lock)
+ * ddp_send_msg() and ddp_send_mr() for a message with @rx. Every other
  * function here sleeps.
  */
 #ifndef _NET_DDP_H
@@ -62,11 +64,17 @@ struct ddp_sge {
  *	take its FPDU without waiting (send space, startup, RFC 5044's rule
  *	4). For a sender that must not sleep on the peer, e.g. in a system
  *	call that a signal could cut.
+ * @rx: send from the event callback (softirq, or a task with the socket
+ *	lock), as @nowait and only a tagged message of one segment: -EAGAIN,
+ *	nothing sent, also while another sender is in the middle of a message
+ *	(mpa_sendv_rx()). An answer sent where its request arrived, without
+ *	waking a task.
  */
 struct ddp_msg {
 	bool	tagged;
 	bool	more;
 	bool	nowait;
+	bool	rx;
 	u32	qn;
 	u32	stag;
 	u64	to;

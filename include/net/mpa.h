@@ -9,10 +9,10 @@
  * Responder unless user space already did. Callbacks run in softirq
  * or in process context with the socket lock held; they must not sleep
  * and must not call back into MPA except mpa_conn_priv(),
- * mpa_conn_mulpdu() and mpa_conn_info(). mpa_send(), mpa_sendv(),
- * mpa_send_begin(), mpa_sendv_locked(), mpa_send_msg_locked(),
- * mpa_accept(), mpa_reject(), mpa_start(), mpa_abort() and mpa_unbind()
- * sleep.
+ * mpa_conn_mulpdu(), mpa_conn_info() and mpa_sendv_rx(). mpa_send(),
+ * mpa_sendv(), mpa_send_begin(), mpa_sendv_locked(),
+ * mpa_send_msg_locked(), mpa_accept(), mpa_reject(), mpa_start(),
+ * mpa_abort() and mpa_unbind() sleep.
  */
 #ifndef _NET_MPA_H
 #define _NET_MPA_H
@@ -208,6 +208,8 @@ int mpa_sendv_locked(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 int mpa_send_msg_locked(struct mpa_conn *conn, const struct mpa_msg *msg,
 			struct iov_iter *data, int flags);
 void mpa_send_end(struct mpa_conn *conn);
+int mpa_sendv_rx(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
+		 struct iov_iter *data, u32 data_len);
 u32 mpa_conn_mulpdu(struct mpa_conn *conn);
 void mpa_rx_wait_begin(struct mpa_conn *conn);
 void mpa_rx_wait_end(struct mpa_conn *conn);
