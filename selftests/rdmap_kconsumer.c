@@ -13,7 +13,9 @@
  * third queue pair, c, on a connection of its own whose peer (the test's
  * MPA socket) stops reading, which does not hold up b; the same peer
  * sends c rounds of Read Requests as many as its IRD, which find the
- * slots the round before freed posted again. Every test checks
+ * slots the round before freed posted again. Read Responses sent from
+ * the receive path of their request (rdmap's rx_answer) are counted by
+ * MPA (MpaTxFromRx) and wake no thread. Every test checks
  * the exact events of both queue pairs, the exact octets placed (and
  * nothing else: the buffers start zeroed) and the errnos of the calls,
  * which the module's ctl file returns from write(). The Initiator sends
