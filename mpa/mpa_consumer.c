@@ -341,7 +341,7 @@ int mpa_sendv_rx(struct mpa_conn *conn, const void *hdr, u32 hdr_len,
 	gfp_t gfp = sk->sk_allocation;
 	int ret;
 
-	/* without scatter-gather TCP would copy into the task's fragment */
+	/* the last: without scatter-gather TCP copies into the task's pages */
 	if (mutex_is_locked(&conn->tx_lock) || conn->tx_busy ||
 	    conn->tx_pend_len || conn->tx_train || conn->tx_more ||
 	    conn->state != MPA_S_FULL || conn->err || !conn->tx_allowed ||

@@ -126,7 +126,8 @@ struct rdmap_outbound {
  * @in_tx: the oldest request, taken off @in to be answered (under
  *	@work_mutex, as @in_tx_held)
  * @in_tx_held: @in_tx waits for its answer: a round without waiting
- *	could not send it
+ *	could not send it (set also under @lock; the receive path reads it
+ *	there, and answers in place only while it is clear)
  * @out: this end's outstanding Reads, in the order sent
  * @out_head: oldest entry of @out
  * @out_count: entries in @out
@@ -477,7 +478,7 @@ static void rdmap_rx_read_req(struct rdmap_qp *qp, struct ddp_stream *s,
 	if (qp->terminated || qp->closing || qp->in_count >= qp->ird)
 		goto drop;
 	/* nothing older waits or is being answered: answer it here */
-	if (!qp->in_count && !qp->in_tx_held && !qp->term_pending &&
+	if (!qp->in_count && !READ_ONCE(qp->in_tx_held) && !qp->term_pending &&
 	    READ_ONCE(rdmap_rx_answer)) {
 		spin_unlock_bh(&qp->lock);
 		if (!rdmap_answer_rx(qp, s, &rr, mr))
@@ -901,7 +902,7 @@ static bool rdmap_tx(struct rdmap_qp *qp, bool nowait)
 			if (rdmap_answer_read(qp, &qp->in_tx, nowait))
 				what = RDMAP_TX_LATER;
 			else
-				qp->in_tx_held = false;
+				WRITE_ONCE(qp->in_tx_held, false);
 		}
 		mutex_unlock(&qp->work_mutex);
 	} while (what != RDMAP_TX_NONE && what != RDMAP_TX_LATER && more);
@@ -1042,7 +1043,7 @@ static void rdmap_qp_release(struct rdmap_qp *qp, struct ddp_stream *s,
 	/* a Read Response that could not go at once, nor after */
 	if (qp->in_tx_held && qp->in_tx.mr)
 		ddp_mr_put(qp->in_tx.mr);
-	qp->in_tx_held = false;
+	WRITE_ONCE(qp->in_tx_held, false);
 	mutex_unlock(&qp->work_mutex);
 	/*
 	 * The held Data Sources go back before the release, which waits
