@@ -413,6 +413,30 @@ static inline int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
 }
 
 /*
+ * The Read Response to @rr from the held Data Source @mr (NULL for a
+ * Read of no octets), sent as @nowait and @rx say (struct ddp_msg).
+ */
+static int rdmap_send_read_resp(struct ddp_stream *s,
+				const struct rdmap_read_req *rr,
+				struct ddp_mr *mr, bool nowait, bool rx)
+{
+	struct ddp_msg msg = {
+		.tagged = true,
+		.nowait = nowait,
+		.rx = rx,
+		.stag = rr->sink_stag,
+		.to = rr->sink_to,
+		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
+	};
+	struct iov_iter empty;
+
+	if (mr)
+		return ddp_send_mr(s, &msg, mr, rr->src_to, rr->size);
+	iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
+	return ddp_send_msg(s, &msg, &empty);
+}
+
+/*
  * Answer the Read Request @rr where it arrived, as an RNIC does: no
  * wake-up of the transmit thread, no context switch before the Read
  * Response goes. Only when it goes whole at once in one segment and no
@@ -423,22 +447,8 @@ static inline int rdmap_rx_rtr(struct rdmap_qp *qp, struct ddp_stream *s,
 static int rdmap_answer_rx(struct rdmap_qp *qp, struct ddp_stream *s,
 			   const struct rdmap_read_req *rr, struct ddp_mr *mr)
 {
-	struct ddp_msg msg = {
-		.tagged = true,
-		.rx = true,
-		.stag = rr->sink_stag,
-		.to = rr->sink_to,
-		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
-	};
-	struct iov_iter empty;
-	int ret;
+	int ret = rdmap_send_read_resp(s, rr, mr, false, true);
 
-	if (mr) {
-		ret = ddp_send_mr(s, &msg, mr, rr->src_to, rr->size);
-	} else {
-		iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
-		ret = ddp_send_msg(s, &msg, &empty);
-	}
 	if (ret)
 		return ret;
 	if (mr)
@@ -773,22 +783,8 @@ static const struct ddp_stream_ops rdmap_ddp_ops = {
 static int rdmap_answer_read(struct rdmap_qp *qp, struct rdmap_inbound *in,
 			     bool nowait)
 {
-	struct ddp_msg msg = {
-		.tagged = true,
-		.nowait = nowait,
-		.stag = in->rr.sink_stag,
-		.to = in->rr.sink_to,
-		.rsvdulp = { rdmap_ctrl(RDMAP_WIRE_OP_READ_RESP) },
-	};
-	struct iov_iter empty;
-	int ret;
+	int ret = rdmap_send_read_resp(qp->s, &in->rr, in->mr, nowait, false);
 
-	if (in->mr) {
-		ret = ddp_send_mr(qp->s, &msg, in->mr, in->rr.src_to, in->rr.size);
-	} else {
-		iov_iter_kvec(&empty, ITER_SOURCE, NULL, 0, 0);
-		ret = ddp_send_msg(qp->s, &msg, &empty);
-	}
 	if (ret == -EAGAIN && nowait)
 		return ret;
 	if (in->mr)
