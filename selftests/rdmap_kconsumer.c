@@ -135,55 +135,27 @@ static int all_zero(const __u8 *p, size_t len)
 	return dt_find_not(p, len, 0) == -1;
 }
 
+/* A value into the (sysfs) file @path. Return: 0, or not 0. */
+static __printf(2, 3) int rk_write(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = kmod_vctl(path, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
 #define RK_CPU1		"/sys/devices/system/cpu/cpu1/online"
-
-/* CPU 1 online (@on) or offline. Return: 0, or -1. */
-static int rk_cpu1(int on)
-{
-	int fd = open(RK_CPU1, O_WRONLY | O_CLOEXEC);
-	int ret = -1;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, on ? "1" : "0", 1) == 1)
-		ret = 0;
-	close(fd);
-	return ret;
-}
-
-#define RK_MSS_TEST	"/sys/module/mpa/parameters/tx_mss_test"
-
-/* MPA's sends take the MSS as at most @mss octets (0: TCP's). */
-static int rk_mss_test(unsigned int mss)
-{
-	int fd = open(RK_MSS_TEST, O_WRONLY | O_CLOEXEC);
-	char v[16];
-	int n, ret = -1;
-
-	if (fd < 0)
-		return -1;
-	n = snprintf(v, sizeof(v), "%u", mss);
-	if (write(fd, v, n) == n)
-		ret = 0;
-	close(fd);
-	return ret;
-}
-
-#define RK_RX_ANSWER	"/sys/module/rdmap/parameters/rx_answer"
-
+/* CPU 1 online (@on) or offline */
+#define rk_cpu1(on)	rk_write(RK_CPU1, "%d", (on))
+/* MPA's sends take the MSS as at most @mss octets (0: TCP's) */
+#define rk_mss_test(mss) \
+	rk_write("/sys/module/mpa/parameters/tx_mss_test", "%u", (mss))
 /* rdmap's rx_answer: Read Responses from the receive path (1) or not */
-static int rk_rx_answer(int on)
-{
-	int fd = open(RK_RX_ANSWER, O_WRONLY | O_CLOEXEC);
-	int ret = -1;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, on ? "1" : "0", 1) == 1)
-		ret = 0;
-	close(fd);
-	return ret;
-}
+#define rk_rx_answer(on) \
+	rk_write("/sys/module/rdmap/parameters/rx_answer", "%d", (on))
 
 FIXTURE(rk)
 {
