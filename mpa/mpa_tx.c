@@ -858,6 +858,78 @@ sent:
 }
 
 /*
+ * mpa_tx_one() takes a ULPDU of @len octets: nothing with MPA before it,
+ * none to follow it (MSG_MORE), no markers, an FPDU of one segment.
+ */
+static bool mpa_tx_one_ok(const struct mpa_conn *c, u32 len, u32 mss,
+			  int flags)
+{
+	return !(flags & MSG_MORE) && !c->tx_pend_len && !c->tx_busy &&
+	       !c->markers_tx && mpa_fpdu_plain_len(len) <= mss;
+}
+
+/*
+ * A ULPDU that mpa_tx_one_ok() found fit, as one FPDU built in the page
+ * fragment and given to TCP in one call that does not wait: a message's
+ * only segment, a Read Response, a Terminate. Without the train's and
+ * the held FPDU's bookkeeping, and without a page reference of MPA's when
+ * TCP takes the whole FPDU, as it does when it has send space. When it
+ * takes less, MPA holds the rest as mpa_tx_fpdu() would (@tx_page with a
+ * reference) and sends it as that does: now, waiting unless
+ * MSG_DONTWAIT, or with the write space. tx_split_test cuts the FPDU
+ * as mpa_tx_flush() does. Return @len or a negative errno.
+ */
+static int mpa_tx_one(struct mpa_conn *c, struct mpa_src *src, u32 len,
+		      u32 mss, int flags)
+{
+	struct page_frag *pfrag = mpa_tx_frag(c);
+	u32 split = READ_ONCE(mpa_tx_split_test);
+	u32 wire = mpa_fpdu_plain_len(len);
+	struct sock *sk = c->sk;
+	struct sk_buff *skb;
+	struct bio_vec bv;
+	int ret;
+
+	if ((flags & MSG_DONTWAIT) && !sk_stream_memory_free(sk)) {
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		return -EAGAIN;
+	}
+	if (!mpa_tx_frag_refill(c, wire) || pfrag->size - pfrag->offset < wire)
+		return mpa_tx_fpdu(c, src, len, mss, flags);
+	bv.bv_page = pfrag->page;
+	bv.bv_offset = pfrag->offset;
+	bv.bv_len = split ? min(split, wire) : wire;
+	src->in_page = true;
+	ret = mpa_tx_fill(c, src, (u8 *)page_address(bv.bv_page) + bv.bv_offset,
+			  len, wire, 0);
+	if (ret < 0)
+		return ret;
+	pfrag->offset += wire;
+	mpa_tx_place(sk, bv.bv_offset, wire, mss);
+	c->tx_more = false;
+	mpa_tx_count(c, len, wire);
+	/* the socket stays locked: TCP does not wait with MSG_DONTWAIT */
+	ret = iwarp_tcp_send_pages(sk, &bv, 1, bv.bv_len,
+				   (flags & MSG_NOSIGNAL) | MSG_DONTWAIT);
+	if (ret == (int)wire)
+		return len;
+	/* the rest is MPA's: the page fragment may move on */
+	get_page(bv.bv_page);
+	c->tx_page = bv.bv_page;
+	c->tx_pend_off = bv.bv_offset;
+	c->tx_pend_len = wire;
+	if (ret > 0)
+		mpa_tx_sent(c, ret);
+	if (split) {
+		c->tx_split = bv.bv_len - max(ret, 0);
+		skb = tcp_write_queue_tail(sk);
+		if (!c->tx_split && skb)
+			TCP_SKB_CB(skb)->eor = 1;
+	}
+	return mpa_tx_push(c, len, flags);
+}
+
+/*
  * The FPDUs of earlier MSG_MORE sends waited for more: a send that fails
  * does not leave them waiting for yet another.
  */
@@ -888,6 +960,8 @@ int mpa_send_locked(struct mpa_conn *c, const void *hdr, u32 hdr_len,
 	span = flags & MSG_MORE ? mpa_train_takes(c, len, mss) : 0;
 	if (span)
 		ret = mpa_train_add(c, &src, len, mss, span, flags);
+	else if (mpa_tx_one_ok(c, len, mss, flags))
+		ret = mpa_tx_one(c, &src, len, mss, flags);
 	else
 		ret = mpa_tx_fpdu(c, &src, len, mss, flags);
 	return ret < 0 ? mpa_tx_failed(c, ret) : ret;
