@@ -138,38 +138,6 @@ void mpa_rx_trim(struct mpa_conn *c)
 		mpa_rx_set_buf(c, NULL, 0);
 }
 
-static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
-			  unsigned int offset, size_t len)
-{
-	struct mpa_conn *c = desc->arg.data;
-	/* skb_prepare_seq_read() sets every field */
-	struct skb_seq_state st __uninitialized;
-	unsigned int done = 0, n;
-	const u8 *data;
-	u32 used;
-	int ev;
-
-	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while (!c->rx_stop && (n = skb_seq_read(done, &data, &st)) != 0) {
-		if (c->state != MPA_S_FULL) {
-			done += mpa_rx_frame(c, data, n);
-			continue;
-		}
-		ev = mpa_dec_feed(&c->rx, data, n, &used);
-		done += used;
-		if (ev == MPA_DEC_ULPDU)
-			mpa_rx_ulpdu(c);
-		else if (ev == MPA_DEC_ERROR)
-			mpa_rx_error(c);
-		else if (ev == MPA_DEC_NEED_BUF)
-			mpa_rx_need_buf(c);
-	}
-	skb_abort_seq_read(&st);
-	if (c->rx_stop)
-		desc->count = 0;
-	return done;
-}
-
 /* The peer's FIN, once every octet before it has been parsed. */
 static void mpa_rx_fin(struct mpa_conn *c)
 {
@@ -401,6 +369,67 @@ static int mpa_rx_done(struct mpa_conn *c)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* Parse @n octets at @data; return how many were taken. */
+static u32 mpa_rx_feed(struct mpa_conn *c, const u8 *data, u32 n)
+{
+	u32 used;
+	int ev;
+
+	if (c->state != MPA_S_FULL)
+		return mpa_rx_frame(c, data, n);
+	ev = mpa_dec_feed(&c->rx, data, n, &used);
+	if (ev == MPA_DEC_ULPDU)
+		mpa_rx_ulpdu(c);
+	else if (ev == MPA_DEC_ERROR)
+		mpa_rx_error(c);
+	else if (ev == MPA_DEC_NEED_BUF)
+		mpa_rx_need_buf(c);
+	return used;
+}
+
+/*
+ * The linear part and the page fragments of @skb are parsed where they
+ * are, one piece after the other; what lies beyond them (a frag_list),
+ * or in a page without a kernel mapping, through skb_seq_read().
+ */
+static int mpa_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			  unsigned int offset, size_t len)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	struct mpa_conn *c = desc->arg.data;
+	/* skb_prepare_seq_read() sets every field */
+	struct skb_seq_state st __uninitialized;
+	/* the piece [start, lim) of @skb, its octet @start at @base */
+	u32 pos = offset, end = offset + len, start = 0;
+	u32 lim = skb_headlen(skb), seq = 0, n;
+	const u8 *base = skb->data, *data;
+	int i = -1;
+
+	while (!c->rx_stop && pos < end) {
+		while (pos >= lim) {
+			if (++i >= si->nr_frags)
+				goto rest;
+			start = lim;
+			lim += skb_frag_size(&si->frags[i]);
+			base = skb_frag_address_safe(&si->frags[i]);
+			if (!base)
+				goto rest;
+		}
+		pos += mpa_rx_feed(c, base + (pos - start), min(lim, end) - pos);
+	}
+rest:
+	if (!c->rx_stop && pos < end) {
+		skb_prepare_seq_read(skb, pos, end, &st);
+		while (!c->rx_stop && (n = skb_seq_read(seq, &data, &st)) != 0)
+			seq += mpa_rx_feed(c, data, n);
+		skb_abort_seq_read(&st);
+		pos += seq;
+	}
+	if (c->rx_stop)
+		desc->count = 0;
+	return pos - offset;
 }
 
 /* Parse what TCP holds. Socket lock (or bh lock, not owned) held. */
