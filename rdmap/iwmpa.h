@@ -172,11 +172,27 @@ struct iwmpa_ucontext {
  * @ddp: DDP's PD, where the memory regions of @base are registered
  * @mrs: its memory regions by STag index (DDP's STags are per PD),
  *	RCU-freed
+ * @gen: bumped (under the xarray's lock) after each erase from @mrs:
+ *	a &struct iwmpa_mr_cache of an older value is stale
  */
 struct iwmpa_pd {
 	struct ib_pd		base;
 	struct ddp_pd		*ddp;
 	struct xarray		mrs;
+	unsigned long		gen;
+};
+
+/**
+ * struct iwmpa_mr_cache - the region a queue pair's SGEs named last
+ * @mr: that region, no reference held: read under rcu_read_lock() and
+ *	only while the PD's @gen is @gen (then it is still in the xarray)
+ * @gen: the PD's &iwmpa_pd.gen read before the lookup that found @mr
+ *
+ * One cache serves one PD and one context at a time (iwmpa_mr_lookup()).
+ */
+struct iwmpa_mr_cache {
+	struct iwmpa_mr		*mr;
+	unsigned long		gen;
 };
 
 /**
@@ -374,6 +390,9 @@ struct iwmpa_orqe {
  * @orq_tail: Reads sent
  * @orq_head: Reads completed or flushed (softirq)
  * @orq_reaped: Reads whose sink STag is invalidated
+ * @tx_mr: the region of the SQ's last local access (under @state_lock)
+ * @rx_mr: the region of the last receive posted (the receive path's
+ *	context, as @rq_get)
  */
 struct iwmpa_qp {
 	struct ib_qp			base;
@@ -416,6 +435,8 @@ struct iwmpa_qp {
 	u32				orq_tail;
 	u32				orq_head;
 	u32				orq_reaped;
+	struct iwmpa_mr_cache		tx_mr;
+	struct iwmpa_mr_cache		rx_mr;
 };
 
 /*
@@ -493,8 +514,10 @@ int iwmpa_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 extern struct workqueue_struct *iwmpa_wq;
 
 /* iwmpa_verbs.c */
-struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
-				 u32 len, bool write, u32 *idx, u32 *first);
+struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd,
+				 struct iwmpa_mr_cache *cache, u32 lkey,
+				 u64 addr, u32 len, bool write, u32 *idx,
+				 u32 *first);
 void iwmpa_mr_put(struct iwmpa_mr *mr);
 struct page *iwmpa_kva_page(u64 addr);
 u16 iwmpa_mr_fastreg(struct iwmpa_pd *pd, struct iwmpa_mr *mr, u32 stag,

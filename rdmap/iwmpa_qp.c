@@ -596,8 +596,8 @@ static int iwmpa_rqe_post_sg(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 			sg[i].first = first;
 			continue;
 		}
-		mrs[i] = iwmpa_mr_lookup(pd, sge->lkey, sge->laddr, sge->length,
-					 true, &pg, &first);
+		mrs[i] = iwmpa_mr_lookup(pd, &qp->rx_mr, sge->lkey, sge->laddr,
+					 sge->length, true, &pg, &first);
 		if (!mrs[i]) {
 			ret = SIW_WC_LOC_PROT_ERR;
 			continue;
@@ -653,7 +653,7 @@ static int iwmpa_rqe_post(struct iwmpa_qp *qp, struct rdmap_qp *rqp,
 	if (iwmpa_dma_lkey(qp, sge->lkey)) {
 		ret = iwmpa_rqe_post_kva(rqp, sge, idx);
 	} else {
-		mr = iwmpa_mr_lookup(pd, sge->lkey, sge->laddr,
+		mr = iwmpa_mr_lookup(pd, &qp->rx_mr, sge->lkey, sge->laddr,
 				     sge->length, true, &pg, &first);
 		if (!mr)
 			return SIW_WC_LOC_PROT_ERR;
@@ -934,7 +934,8 @@ static u16 iwmpa_sge_iter(struct iwmpa_qp *qp, const struct siw_sqe *sqe,
 				return SIW_WC_LOC_PROT_ERR;
 			first[i] = sge->laddr & ~PAGE_MASK;
 		} else {
-			mrs[i] = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr,
+			mrs[i] = iwmpa_mr_lookup(qp->pd, &qp->tx_mr,
+						 sge->lkey, sge->laddr,
 						 sge->length, false, &pg[i],
 						 &first[i]);
 			if (!mrs[i])
@@ -999,8 +1000,8 @@ static u16 iwmpa_sink_pages(struct iwmpa_qp *qp, const struct siw_sge *sge,
 		kvfree(*pages);
 		return SIW_WC_LOC_PROT_ERR;
 	}
-	*mrp = iwmpa_mr_lookup(qp->pd, sge->lkey, sge->laddr, sge->length,
-			       true, &pg, first);
+	*mrp = iwmpa_mr_lookup(qp->pd, &qp->tx_mr, sge->lkey, sge->laddr,
+			       sge->length, true, &pg, first);
 	if (!*mrp)
 		return SIW_WC_LOC_PROT_ERR;
 	*pages = &(*mrp)->pages[pg];

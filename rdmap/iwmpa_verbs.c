@@ -284,13 +284,35 @@ void iwmpa_mr_put(struct iwmpa_mr *mr)
 		queue_work(iwmpa_wq, &mr->free_work);
 }
 
-/* the region of @stag in @pd, with a reference, or NULL; any context */
-static struct iwmpa_mr *iwmpa_mr_get(struct iwmpa_pd *pd, u32 stag)
+/*
+ * The region of @stag in @pd, with a reference, or NULL; any context.
+ * With @cache (see struct iwmpa_mr_cache), the region found last, if no
+ * region of @pd has left the xarray since and its STag is @stag, saves
+ * the xarray's walk. A region is freed an RCU grace period after its
+ * last put, which comes after the erase and the bump of @pd->gen: a
+ * reader that sees the @gen of its cache holds the region off. The
+ * acquire keeps the lookup from seeing an xarray older than @gen.
+ */
+static struct iwmpa_mr *iwmpa_mr_get(struct iwmpa_pd *pd,
+				     struct iwmpa_mr_cache *cache, u32 stag)
 {
-	struct iwmpa_mr *mr;
+	struct iwmpa_mr *mr = NULL;
+	unsigned long gen;
 
 	rcu_read_lock();
-	mr = xa_load(&pd->mrs, stag >> 8);
+	if (cache) {
+		/* pairs with the release in iwmpa_dereg_mr() */
+		gen = smp_load_acquire(&pd->gen);
+		if (cache->gen == gen)
+			mr = cache->mr;
+		if (!mr || READ_ONCE(mr->stag) != stag) {
+			mr = xa_load(&pd->mrs, stag >> 8);
+			cache->mr = mr;
+			cache->gen = gen;
+		}
+	} else {
+		mr = xa_load(&pd->mrs, stag >> 8);
+	}
 	if (mr && (READ_ONCE(mr->stag) != stag ||
 		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
@@ -301,6 +323,8 @@ static struct iwmpa_mr *iwmpa_mr_get(struct iwmpa_pd *pd, u32 stag)
 /**
  * iwmpa_mr_lookup() - the memory region of an lkey, for a local access
  * @pd: the queue pair's PD: the region must be in it, and valid
+ * @cache: the caller's cache of @pd (NULL: none), serialised by the
+ *	caller
  * @lkey: the SGE's lkey
  * @addr: the SGE's address
  * @len: its length
@@ -312,10 +336,12 @@ static struct iwmpa_mr *iwmpa_mr_get(struct iwmpa_pd *pd, u32 stag)
  * NULL if @lkey is unknown, of another PD, invalidated, lacks local
  * write access, or does not hold [@addr, @addr + @len).
  */
-struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd, u32 lkey, u64 addr,
-				 u32 len, bool write, u32 *idx, u32 *first)
+struct iwmpa_mr *iwmpa_mr_lookup(struct iwmpa_pd *pd,
+				 struct iwmpa_mr_cache *cache, u32 lkey,
+				 u64 addr, u32 len, bool write, u32 *idx,
+				 u32 *first)
 {
-	struct iwmpa_mr *mr = iwmpa_mr_get(pd, lkey);
+	struct iwmpa_mr *mr = iwmpa_mr_get(pd, cache, lkey);
 	u64 off;
 
 	if (!mr)
@@ -441,7 +467,11 @@ int iwmpa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct iwmpa_mr *mr = to_iwmpa_mr(ibmr);
 	struct iwmpa_pd *pd = to_iwmpa_pd(ibmr->pd);
 
-	xa_erase(&pd->mrs, mr->stag >> 8);
+	xa_lock(&pd->mrs);
+	__xa_erase(&pd->mrs, mr->stag >> 8);
+	/* after the erase, serialised by the lock: see iwmpa_mr_get() */
+	smp_store_release(&pd->gen, pd->gen + 1);
+	xa_unlock(&pd->mrs);
 	/* -ENOENT: the peer invalidated it already (Send with Invalidate) */
 	if (!mr->fast || READ_ONCE(mr->valid))
 		ddp_invalidate(pd->ddp, mr->stag);
@@ -625,7 +655,7 @@ u16 iwmpa_mr_fastreg(struct iwmpa_pd *pd, struct iwmpa_mr *mr, u32 stag,
  */
 u16 iwmpa_mr_local_inv(struct iwmpa_pd *pd, u32 stag)
 {
-	struct iwmpa_mr *mr = iwmpa_mr_get(pd, stag);
+	struct iwmpa_mr *mr = iwmpa_mr_get(pd, NULL, stag);
 
 	if (!mr)
 		return SIW_WC_LOC_PROT_ERR;
