@@ -908,9 +908,13 @@ static int mpa_tx_one(struct mpa_conn *c, struct mpa_src *src, u32 len,
 	mpa_tx_place(sk, bv.bv_offset, wire, mss);
 	c->tx_more = false;
 	mpa_tx_count(c, len, wire);
-	/* the socket stays locked: TCP does not wait with MSG_DONTWAIT */
+	/*
+	 * The socket stays locked: TCP does not wait with MSG_DONTWAIT. No
+	 * SIGPIPE here: on an error the push of the held FPDU below calls TCP
+	 * again with @flags, and that raises the one signal.
+	 */
 	ret = iwarp_tcp_send_pages(sk, &bv, 1, bv.bv_len,
-				   (flags & MSG_NOSIGNAL) | MSG_DONTWAIT);
+				   MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (ret == (int)wire)
 		return len;
 	/* the rest is MPA's: the page fragment may move on */
