@@ -389,7 +389,11 @@ TEST_F(echo, reject)
 	ASSERT_EQ(11, peer_pd(self->fds[0], pd, sizeof(pd)));
 	EXPECT_EQ(0, memcmp(pd, MPA_ECHO_REJECT_PD, 11));
 
-	st = echo_status(self->dev);
+	/*
+	 * The Responder's state changes once the Reject is sent: the
+	 * Initiator may see it first (it did on the debug kernel).
+	 */
+	ASSERT_EQ(0, ECHO_WAIT(self->dev, st, state, MPA_S_REJECTED));
 	EXPECT_EQ(1, st.requests);
 	EXPECT_EQ(0, st.answer_err);
 	EXPECT_EQ(MPA_S_REJECTED, st.state);
