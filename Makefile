@@ -123,22 +123,28 @@ deb:
 check:
 	KERNELS="$(KERNELS)" tools/check
 
-# The debug kernel's build tree is the KDIR of the modules: mpa/mpa.ko and
-# ddp/ddp.ko are rebuilt for it in place (a later "make" rebuilds them for
-# the Debian kernel) and copied to build/kdebug-ko for the VM.
+# The debug kernel's build tree is the KDIR of the modules, built in their
+# own copy (MDIR=build/kdebug/mod, as make check does for each series) and
+# copied to build/kdebug-ko for the VM: the tests load mpa.ko and ddp.ko
+# from MPA_KO and DDP_KO, the others through modprobe. The debug kernel
+# has the RDMA core (rdmap.ko, iwmpa.ko, the RDMA applications) but not
+# the project's siw builds: the siw interop tests skip (SIW_KO).
 KDEBUG := $(CURDIR)/build/kdebug
+KDEBUG_KO := $(CURDIR)/build/kdebug-ko
 KDEBUG_TIMEOUT ?= 5400
 KDEBUG_TESTS ?=
+
 check-debug:
 	tools/vm/kernel-debug
-	$(MAKE) -C $(KDEBUG)/linux-source-6.1 M=$(PWD) modules
-	$(MAKE) KDIR=$(KDEBUG)/linux-source-6.1 test-modules
+	$(MAKE) KDIR=$(KDEBUG)/linux-source-6.1 MDIR=$(KDEBUG)/mod test-modules
 	$(MAKE) -C selftests
-	rm -rf build/kdebug-ko && mkdir -p build/kdebug-ko
-	cp mpa/mpa.ko ddp/ddp.ko selftests/kmod/*.ko build/kdebug-ko/
+	rm -rf $(KDEBUG_KO) && mkdir -p $(KDEBUG_KO)
+	cp $(addprefix $(KDEBUG)/mod/,mpa/mpa.ko ddp/ddp.ko rdmap/rdmap.ko rdmap/iwmpa.ko) \
+		$(KDEBUG)/mod/selftests/kmod/*.ko $(KDEBUG_KO)/
 	tools/vm/run --timeout $(KDEBUG_TIMEOUT) \
 		--kernel-image $(KDEBUG)/bzImage --modules-dir $(KDEBUG)/modules \
-		--extra-modules build/kdebug-ko --slub-debug - --append "acpi=noirq no_timer_check" \
+		--extra-modules $(KDEBUG_KO) --slub-debug - --append "acpi=noirq no_timer_check" \
+		--env MPA_KO=$(KDEBUG_KO)/mpa.ko --env DDP_KO=$(KDEBUG_KO)/ddp.ko \
 		--env SIW_KO=/nonexistent --env RACE_SECONDS=30 -- \
 		$(if $(KDEBUG_TESTS),selftests/run_tests.sh $(KDEBUG_TESTS),make -C selftests run_tests)
 

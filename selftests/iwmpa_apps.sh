@@ -269,7 +269,7 @@ r=0
 modprobe -q crc32c_intel 2> /dev/null
 for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c veth; do
 	modprobe "$m" 2>&1 | show
-	loaded "$m" || { echo "# $m not loaded"; r=1; }
+	present "$m" || { echo "# $m not loaded"; r=1; }
 done
 if [ "$siw_only" = 1 ]; then
 	if insmod "$ko" 2> "$tmp/mod"; then

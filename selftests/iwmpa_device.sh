@@ -114,7 +114,7 @@ if ! modprobe iwmpa 2> "$tmp/mod"; then
 fi
 r=0
 for m in iwmpa ib_core ib_uverbs ddp mpa rdmap; do
-	grep -q "^$m " /proc/modules || { echo "# $m not loaded"; r=1; }
+	present "$m" || { echo "# $m not loaded"; r=1; }
 done
 [ "$r" = 0 ] || sed 's/^/# /' "$tmp/mod"
 # iwmpa's two workqueues (send queues, connections) have their rescuer

@@ -27,6 +27,11 @@ not_ok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
 
 # loaded MODULE: is it in /proc/modules
 loaded() { grep -q "^$1 " /proc/modules; }
+# loaded, or built into the kernel (the debug kernel's RDMA core, veth)
+present() {
+	loaded "$1" ||
+		grep -q "/$1\.ko\$" "/lib/modules/$(uname -r)/modules.builtin" 2> /dev/null
+}
 
 # unload MODULE [SECONDS]: rmmod it, retrying while it is in use for
 # SECONDS (default 10): device, socket and connection teardown is
